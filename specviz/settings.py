@@ -1,0 +1,67 @@
+"""The knobs of one run, validated in one place."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+from specviz.errors import SpecvizError
+
+VERIFY_RULES = ("sampling", "greedy", "spec")
+MAX_GAMMA = 64
+
+
+@dataclass(frozen=True)
+class DecodeSettings:
+    """Settings shared by the drafter and the target.
+
+    verify: "sampling" is lossless speculative sampling (Leviathan et al., Algorithm 1),
+    "greedy" accepts while the draft equals the target's argmax (Petals), "spec" is SpecDec's
+    Spec-Verification with `beta` and `tau` (Xia et al., eq. 8-9). Temperature 0 turns
+    "sampling" into "greedy". The greedy rules draft with argmax and record p and q at
+    temperature 1, so the pictures still show the models' beliefs.
+    """
+
+    gamma: int = 4
+    verify: str = "sampling"
+    temperature: float = 1.0
+    top_k: int = 0
+    top_p: float = 1.0
+    beta: int = 3
+    tau: float = 1.0
+    seed: int = 0
+    max_new_tokens: int = 64
+    record: bool = True
+    record_top_k: int = 10
+    first_target: bool = False
+    target_latency_ms: float = 0.0
+
+    def __post_init__(self) -> None:
+        checks = [
+            (1 <= self.gamma <= MAX_GAMMA, f"gamma must be between 1 and {MAX_GAMMA}, got {self.gamma}"),
+            (self.verify in VERIFY_RULES, f"verify must be one of {', '.join(VERIFY_RULES)}, got {self.verify!r}"),
+            (self.temperature >= 0, f"temperature must be >= 0, got {self.temperature}"),
+            (self.top_k >= 0, f"top_k must be >= 0 (0 = off), got {self.top_k}"),
+            (0 < self.top_p <= 1, f"top_p must be in (0, 1], got {self.top_p}"),
+            (self.beta >= 1, f"beta must be >= 1, got {self.beta}"),
+            (self.tau >= 0, f"tau must be >= 0, got {self.tau}"),
+            (self.max_new_tokens >= 1, f"max_new_tokens must be >= 1, got {self.max_new_tokens}"),
+            (self.record_top_k >= 1, f"record_top_k must be >= 1, got {self.record_top_k}"),
+            (self.target_latency_ms >= 0, f"target_latency_ms must be >= 0, got {self.target_latency_ms}"),
+        ]
+        for ok, message in checks:
+            if not ok:
+                raise SpecvizError(message)
+
+    @property
+    def rule(self) -> str:
+        """The rule actually applied: sampling at temperature 0 is greedy."""
+        if self.verify == "sampling" and self.temperature == 0:
+            return "greedy"
+        return self.verify
+
+    @property
+    def greedy(self) -> bool:
+        return self.rule != "sampling"
+
+    def to_dict(self) -> dict:
+        return asdict(self)

@@ -1,0 +1,225 @@
+"""The trace: everything one run decided, as plain records that save to JSON.
+
+Schema (version 1), top level:
+  format "specviz-trace", version, prompt, prompt_ids, target, drafter, device, dtype,
+  settings (DecodeSettings), iterations [Iteration], generated_ids, text, wall_time, summary.
+Iteration: index, drafted, accepted, emitted_ids, drafts [DraftStep], final FinalToken | null,
+  draft_time, verify_time, sample_time, draft_calls (seconds; drafter forward passes).
+DraftStep: position (1-based), token_id, token, q, p, ratio, u, verdict
+  ("accepted" | "rejected" | "unverified"), rule, beta = Σ min(p, q), p_top, q_top,
+  residual_top, residual_mass (mass of max(0, p - q) before normalising; rejected position only).
+FinalToken: kind ("correction" | "bonus" | "target"), token_id, token, sampled_from
+  ("residual" | "p" | "argmax p"), top (TopK of that distribution).
+TopK: ids, tokens, probs.
+`summary` is recomputed from the iterations on load; it is saved for readers of the file.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+from specviz.errors import SpecvizError
+from specviz.settings import DecodeSettings
+
+FORMAT = "specviz-trace"
+VERSION = 1
+
+
+@dataclass
+class TopK:
+    ids: list[int]
+    tokens: list[str]
+    probs: list[float]
+
+
+@dataclass
+class DraftStep:
+    position: int
+    token_id: int
+    token: str
+    q: float
+    p: float
+    ratio: float | None
+    u: float | None
+    verdict: str
+    rule: str
+    beta: float
+    p_top: TopK | None = None
+    q_top: TopK | None = None
+    residual_top: TopK | None = None
+    residual_mass: float | None = None
+
+
+@dataclass
+class FinalToken:
+    kind: str
+    token_id: int
+    token: str
+    sampled_from: str
+    top: TopK | None = None
+
+
+@dataclass
+class Iteration:
+    index: int
+    drafted: int
+    accepted: int
+    emitted_ids: list[int]
+    drafts: list[DraftStep] = field(default_factory=list)
+    final: FinalToken | None = None
+    draft_time: float = 0.0
+    verify_time: float = 0.0
+    sample_time: float = 0.0
+    draft_calls: int = 0
+
+    @property
+    def evaluated(self) -> int:
+        """Positions whose test decided something: the accepted ones plus the first rejection."""
+        return self.accepted + (1 if self.final is not None and self.final.kind == "correction" else 0)
+
+
+@dataclass
+class Summary:
+    tokens: int
+    iterations: int
+    wall_time: float
+    tokens_per_s: float
+    alpha: float | None               # α̂ = accepted / evaluated draft positions
+    accepted_length: float            # tokens emitted per iteration, correction / bonus included
+    position_acceptance: list[float | None]   # P(accept position i | positions < i accepted)
+    accepted_histogram: list[int]     # iterations that accepted 0..γ drafts
+    c: float | None                   # drafter step time / target step time
+    draft_time: float
+    verify_time: float
+    sample_time: float
+
+
+@dataclass
+class Trace:
+    prompt: str
+    prompt_ids: list[int]
+    target: str
+    drafter: str
+    settings: DecodeSettings
+    device: str = "cpu"
+    dtype: str = "float32"
+    iterations: list[Iteration] = field(default_factory=list)
+    generated_ids: list[int] = field(default_factory=list)
+    text: str = ""
+    wall_time: float = 0.0
+
+    def summary(self) -> Summary:
+        its = self.iterations
+        gamma = self.settings.gamma
+        tokens = len(self.generated_ids)
+        evaluated = sum(it.evaluated for it in its)
+        accepted = sum(it.accepted for it in its)
+        reached = [0] * gamma
+        passed = [0] * gamma
+        histogram = [0] * (gamma + 1)
+        for it in its:
+            for i in range(min(it.evaluated, gamma)):
+                reached[i] += 1
+                passed[i] += i < it.accepted
+            if it.drafted:
+                histogram[min(it.accepted, gamma)] += 1
+        draft_time = sum(it.draft_time for it in its)
+        verify_time = sum(it.verify_time for it in its)
+        calls = sum(it.draft_calls for it in its)
+        c = (draft_time / calls) / (verify_time / len(its)) if calls and verify_time else None
+        return Summary(
+            tokens=tokens, iterations=len(its), wall_time=self.wall_time,
+            tokens_per_s=tokens / self.wall_time if self.wall_time else 0.0,
+            alpha=accepted / evaluated if evaluated else None,
+            accepted_length=tokens / len(its) if its else 0.0,
+            position_acceptance=[p / r if r else None for p, r in zip(passed, reached)],
+            accepted_histogram=histogram, c=c, draft_time=draft_time, verify_time=verify_time,
+            sample_time=sum(it.sample_time for it in its))
+
+    def to_dict(self) -> dict:
+        data = asdict(self)
+        data["settings"] = self.settings.to_dict()
+        data["summary"] = asdict(self.summary())
+        return {"format": FORMAT, "version": VERSION, **data}
+
+    def save(self, path: str | Path) -> None:
+        Path(path).write_text(json.dumps(self.to_dict()))
+
+    def iterations_frame(self) -> pd.DataFrame:
+        """One row per iteration."""
+        return pd.DataFrame([{
+            "iteration": it.index, "drafted": it.drafted, "accepted": it.accepted,
+            "emitted": len(it.emitted_ids), "final": it.final.kind if it.final else None,
+            "draft_time": it.draft_time, "verify_time": it.verify_time,
+            "sample_time": it.sample_time} for it in self.iterations])
+
+    def drafts_frame(self) -> pd.DataFrame:
+        """One row per drafted position."""
+        return pd.DataFrame([{
+            "iteration": it.index, "position": d.position, "token_id": d.token_id, "token": d.token,
+            "q": d.q, "p": d.p, "ratio": d.ratio, "u": d.u, "verdict": d.verdict, "rule": d.rule,
+            "beta": d.beta} for it in self.iterations for d in it.drafts])
+
+
+def trace_from_dict(data: dict) -> Trace:
+    """Rebuild a Trace from its JSON form; anything else raises SpecvizError."""
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
+        raise SpecvizError("not a specviz trace (missing \"format\": \"specviz-trace\")")
+    if data.get("version") != VERSION:
+        raise SpecvizError(f"unsupported specviz trace version {data.get('version')!r} (expected {VERSION})")
+    try:
+        iterations = [_iteration(it) for it in data["iterations"]]
+        return Trace(
+            prompt=data["prompt"], prompt_ids=list(data["prompt_ids"]), target=data["target"],
+            drafter=data["drafter"], settings=DecodeSettings(**data["settings"]),
+            device=data["device"], dtype=data["dtype"], iterations=iterations,
+            generated_ids=list(data["generated_ids"]), text=data["text"],
+            wall_time=float(data["wall_time"]))
+    except (KeyError, TypeError, ValueError) as error:
+        raise SpecvizError(f"not a valid specviz trace: {error}") from error
+
+
+def load_trace(path: str | Path) -> Trace:
+    try:
+        data = json.loads(Path(path).read_text())
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise SpecvizError(f"not a specviz trace: {path} ({error})") from error
+    return trace_from_dict(data)
+
+
+def _topk(data: dict | None) -> TopK | None:
+    return TopK(**data) if data is not None else None
+
+
+def _iteration(data: dict) -> Iteration:
+    drafts = [DraftStep(**{**d, "p_top": _topk(d["p_top"]), "q_top": _topk(d["q_top"]),
+                           "residual_top": _topk(d["residual_top"])}) for d in data["drafts"]]
+    final = data["final"]
+    if final is not None:
+        final = FinalToken(**{**final, "top": _topk(final["top"])})
+    return Iteration(**{**data, "drafts": drafts, "final": final})
+
+
+def text_segments(trace: Trace, include_rejected: bool = True) -> list[tuple[str, str]]:
+    """The generated text as (piece, kind) in order of decision.
+
+    kind: "accepted" (a draft the target kept), "rejected" (a draft it threw away; not part of
+    the output), "correction" (drawn after a rejection), "bonus" (drawn after a fully accepted
+    draft) or "target" (a plain target step).
+    """
+    pieces = []
+    for it in trace.iterations:
+        for step in it.drafts:
+            if step.verdict == "accepted":
+                pieces.append((step.token, "accepted"))
+            elif step.verdict == "rejected" and include_rejected:
+                pieces.append((step.token, "rejected"))
+        if not it.drafts:  # recording off: only ids are known
+            pieces.extend((str(i), "accepted") for i in it.emitted_ids[: it.accepted])
+        if it.final is not None:
+            pieces.append((it.final.token, it.final.kind))
+    return pieces
