@@ -1,0 +1,58 @@
+"""Iteration inspector: one iteration at a time, from the recorded trace (nothing is recomputed)."""
+
+import streamlit as st
+
+from specviz import charts
+from specviz.charts.style import show_token
+from ui import state
+
+st.title("Iteration inspector")
+trace = state.require_trace()
+last = len(trace.iterations) - 1
+st.session_state.inspect_index = min(st.session_state.get("inspect_index", 0), last)
+
+
+def step(delta: int) -> None:
+    st.session_state.inspect_index = max(0, min(last, st.session_state.inspect_index + delta))
+
+
+def jump() -> None:
+    st.session_state.inspect_index = st.session_state.inspect_slider
+
+
+prev, nxt, where = st.columns([1, 1, 6])
+prev.button("◀ Previous", on_click=step, args=(-1,), disabled=st.session_state.inspect_index == 0, key="prev")
+nxt.button("Next ▶", on_click=step, args=(1,), disabled=st.session_state.inspect_index == last, key="next")
+if last > 0:
+    st.session_state.inspect_slider = st.session_state.inspect_index
+    with where:
+        st.slider("Iteration", 0, last, key="inspect_slider", on_change=jump)
+it = trace.iterations[st.session_state.inspect_index]
+
+final = it.final
+outcome = "no token (stopped at EOS or the token budget)" if final is None else \
+    f"{final.kind} token '{show_token(final.token)}' (from {final.sampled_from})"
+st.subheader(f"Iteration {it.index}: drafted {it.drafted}, accepted {it.accepted}, then {outcome}")
+st.caption(f"rule: {trace.settings.rule}  ·  draft {it.draft_time * 1000:.1f} ms  ·  verify "
+           f"{it.verify_time * 1000:.1f} ms  ·  sample {it.sample_time * 1000:.1f} ms")
+
+if it.drafts:
+    st.plotly_chart(charts.acceptance_test(it), key="acceptance")
+    mark = {"accepted": "✓", "rejected": "✗", "unverified": "·"}
+    tabs = st.tabs([f"{d.position}: {show_token(d.token)} {mark[d.verdict]}" for d in it.drafts])
+    for tab, draft in zip(tabs, it.drafts):
+        with tab:
+            st.plotly_chart(charts.pq_bars(draft), key=f"pq-{draft.position}")
+            if draft.u is not None:
+                test = "≤" if draft.verdict == "accepted" else ">"
+                ratio = 1.0 if draft.ratio is None else min(1.0, draft.ratio)
+                st.markdown(f"**u = {draft.u:.3f} {test} min(1, p/q) = {ratio:.3f} → {draft.verdict}**")
+            else:
+                st.markdown(f"**{draft.verdict}** by the {draft.rule} rule  ·  β = Σ min(p, q) = {draft.beta:.3f}")
+    rejected = next((d for d in it.drafts if d.verdict == "rejected"), None)
+    if rejected is not None and rejected.residual_top is not None:
+        st.plotly_chart(charts.residual_bars(rejected, final), key="residual")
+else:
+    st.info("No draft this iteration: the target made one plain step.")
+if final is not None and final.kind in ("bonus", "target") and final.top is not None:
+    st.plotly_chart(charts.final_bars(final), key="final")

@@ -1,0 +1,55 @@
+"""Speedup curves: a live γ sweep against the analytic curves, and where the current trace's drafts die."""
+
+import json
+
+import streamlit as st
+
+from specviz import SpecvizError, charts
+from specviz.sweep import benchmark_points, measured_alpha_c, sweep_gamma
+from ui import controls, models, state
+
+st.title("Speedup curves")
+st.caption("Runs the target alone once, then the sidebar's pair and prompt once per γ. Points are measured; "
+           "curves are Leviathan et al.'s formulas through the measured α̂ and c.")
+gammas = st.multiselect("γ values to sweep", list(range(1, 17)), default=[1, 2, 4, 8], key="sweep_gammas")
+if st.button("Run γ sweep", type="primary", key="run_sweep", disabled=not gammas):
+    try:
+        settings = controls.settings()
+        total = 1 + len(gammas)
+        progress = st.progress(0.0, text="target alone (baseline)…")
+        points = []
+        with models.exclusive() as (target, drafter):
+            if drafter is None:
+                raise SpecvizError("the sweep needs a drafter: pick one other than 'none' in the sidebar")
+            for point in sweep_gamma(target, drafter, st.session_state.prompt, settings, sorted(gammas)):
+                points.append(point)
+                progress.progress(len(points) / total, text=f"γ = {point.gamma} done ({len(points)} of {total})")
+        st.session_state.sweep = points
+        progress.empty()
+    except SpecvizError as error:
+        st.error(str(error))
+
+upload = st.file_uploader("Compare with a saved benchmark (JSON with gamma/speedup points)", type=["json"],
+                          key="benchmark_file")
+benchmark = None
+if upload is not None:
+    try:
+        benchmark = benchmark_points(json.loads(upload.getvalue()))
+    except (UnicodeDecodeError, json.JSONDecodeError, SpecvizError) as error:
+        st.error(f"Cannot use {upload.name}: {error}")
+
+points = st.session_state.get("sweep")
+if points:
+    alpha, c = measured_alpha_c(points)
+    st.plotly_chart(charts.sweep_chart(points, alpha, c, benchmark=benchmark), key="sweep_chart")
+    st.dataframe([vars(p) for p in points])
+else:
+    st.info("Press **Run γ sweep** to measure; the per-position pictures below use the current trace.")
+
+trace = state.require_trace()
+summary = trace.summary()
+st.subheader(f"Where drafts die in the current trace (γ = {trace.settings.gamma})")
+left, right = st.columns(2)
+left.plotly_chart(charts.position_acceptance(summary), key="positions")
+right.plotly_chart(charts.accepted_histogram(summary), key="histogram")
+st.plotly_chart(charts.accept_heatmap(trace), key="heatmap")

@@ -1,0 +1,58 @@
+"""Draft / verify table (SpecDec Table 16), re-verification with other β and τ, and a Table 4 grid."""
+
+import streamlit as st
+
+from specviz import SpecvizError, charts
+from specviz.reverify import mean_tokens, reverify
+from specviz.spec_grid import grid_frame, spec_grid
+from ui import controls, models, state
+
+st.title("Draft / verify table")
+trace = state.require_trace()
+st.caption("SpecDec Table 16 style. Green underline: kept drafts. Red box: the bifurcation, where the verifier puts "
+           "its own token. Struck through: discarded. Dashed box ★: bonus token. Verify-row tokens after the "
+           "bifurcation are the target's top-1 there, thrown away with the drafts.")
+shown = st.slider("Iterations shown", 1, len(trace.iterations), min(20, len(trace.iterations)), key="table_rows") \
+    if len(trace.iterations) > 1 else 1
+
+st.subheader("As recorded")
+st.html(charts.draft_verify_table(trace, limit=shown))
+
+st.subheader("Re-verify the same drafts with Spec-Verification")
+b, t = st.columns(2)
+beta = b.number_input("β (top-β)", 1, trace.settings.record_top_k, 3, key="rv_beta")
+tau = t.slider("τ (log-prob gap)", 0.0, 10.0, 1.0, step=0.5, key="rv_tau")
+verdicts = reverify(trace, int(beta), float(tau))
+kept, recorded = sum(v.accepted for v in verdicts), sum(v.recorded_accepted for v in verdicts)
+c1, c2, c3 = st.columns(3)
+c1.metric("drafts kept as recorded", recorded)
+c2.metric(f"drafts kept with β={beta}, τ={tau}", kept, delta=kept - recorded)
+c3.metric("Tok. (tokens / iteration)", f"{mean_tokens(verdicts):.2f}")
+st.html(charts.draft_verify_table(trace, accepted=[v.accepted for v in verdicts], limit=shown))
+
+st.subheader("SpecDec Table 4 on this prompt: real runs over a β × τ grid")
+st.caption("Each cell: Tok. (tokens per iteration) / token match rate with the target's own greedy output. "
+           "Uses the sidebar's pair, drafter, γ and max new tokens.")
+g1, g2 = st.columns(2)
+betas = g1.multiselect("β values", [1, 2, 3, 5, 8], default=[1, 3, 5], key="grid_betas")
+taus = g2.multiselect("τ values", [0.5, 1.0, 2.0, 3.0, 5.0], default=[1.0, 3.0, 5.0], key="grid_taus")
+if st.button("Run the grid", key="run_grid", disabled=not betas or not taus):
+    try:
+        settings = controls.settings()
+        progress = st.progress(0.0, text="greedy reference run…")
+        total = 1 + len(betas) * len(taus)
+        cells = []
+        with models.exclusive() as (target, drafter):
+            if drafter is None:
+                raise SpecvizError("the grid needs a drafter: pick one other than 'none' in the sidebar")
+            for cell in spec_grid(target, drafter, st.session_state.prompt, settings, sorted(betas), sorted(taus)):
+                cells.append(cell)
+                progress.progress(len(cells) / total, text=f"{len(cells)} of {total} runs done")
+        st.session_state.grid = cells
+        progress.empty()
+    except SpecvizError as error:
+        st.error(str(error))
+if st.session_state.get("grid"):
+    reference = st.session_state.grid[0]
+    st.markdown(f"Target alone, greedy: **{reference.tokens_per_iteration:.2f}** tokens / iteration, match 100%")
+    st.dataframe(grid_frame(st.session_state.grid))

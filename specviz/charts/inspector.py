@@ -1,0 +1,108 @@
+"""Pictures of one iteration, straight from its records: p vs q, the acceptance test, the
+residual a rejected position is resampled from, and the bonus token's distribution."""
+
+from __future__ import annotations
+
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from specviz.charts.style import (
+    ACCEPT_COLOR,
+    NEUTRAL,
+    P_COLOR,
+    Q_COLOR,
+    REJECT_COLOR,
+    RESIDUAL_COLOR,
+    layout,
+    show_token,
+)
+from specviz.trace import DraftStep, FinalToken, Iteration, TopK
+
+VERDICT_COLORS = {"accepted": ACCEPT_COLOR, "rejected": REJECT_COLOR, "unverified": NEUTRAL}
+MARK = {"color": "#000000", "width": 4}
+
+
+def _known(top: TopK | None) -> dict[int, float]:
+    return dict(zip(top.ids, top.probs)) if top is not None else {}
+
+
+def pq_bars(step: DraftStep) -> go.Figure:
+    """p(x) and q(x) side by side over the union of their recorded top tokens.
+
+    The drafted token x̃ is outlined and labelled; a missing bar means "not in that top-k".
+    """
+    p, q = _known(step.p_top), _known(step.q_top)
+    p[step.token_id], q[step.token_id] = step.p, step.q
+    names = {i: t for top in (step.p_top, step.q_top) if top for i, t in zip(top.ids, top.tokens)}
+    names[step.token_id] = step.token
+    ids = sorted(set(p) | set(q), key=lambda i: (-p.get(i, 0.0), -q.get(i, 0.0)))
+    labels = [show_token(names[i]) + (" ◀ drafted" if i == step.token_id else "") for i in ids]
+    line = [MARK if i == step.token_id else {"width": 0} for i in ids]
+    fig = go.Figure()
+    for name, values, color in (("p (target)", p, P_COLOR), ("q (drafter)", q, Q_COLOR)):
+        fig.add_bar(x=labels, y=[values.get(i) for i in ids], name=name, marker_color=color,
+                    marker_line_color=[m.get("color", color) for m in line],
+                    marker_line_width=[m["width"] for m in line])
+    fig.update_layout(barmode="group", yaxis_title="probability", xaxis_tickangle=-35)
+    ratio = "∞" if step.ratio is None else f"{step.ratio:.3g}"
+    title = f"Position {step.position}: drafted '{show_token(step.token)}'  p={step.p:.3g}  q={step.q:.3g}  p/q={ratio}"
+    return layout(fig, title)
+
+
+def acceptance_test(iteration: Iteration) -> go.Figure:
+    """One row per drafted position: the bar is min(1, p/q), the diamond is u; accept when u ≤ bar.
+
+    Leviathan et al., Algorithm 1. For the greedy and Spec-Verification rules (no u) the bar shows
+    p(x̃) and the verdict comes from the rule.
+    """
+    steps = iteration.drafts
+    labels = [f"{s.position}: {show_token(s.token)}" for s in steps]
+    lossless = any(s.u is not None for s in steps)
+    bars = [min(1.0, s.ratio if s.ratio is not None else 1.0) if lossless else s.p for s in steps]
+    fig = go.Figure()
+    fig.add_bar(y=labels, x=bars, orientation="h", name="min(1, p/q)" if lossless else "p(x̃)",
+                marker_color=[VERDICT_COLORS[s.verdict] for s in steps],
+                marker_pattern_shape=["" if s.verdict == "accepted" else "x" if s.verdict == "rejected" else "."
+                                      for s in steps],
+                text=[s.verdict.upper() for s in steps], textposition="inside", insidetextanchor="start")
+    if lossless:
+        fig.add_scatter(y=labels, x=[s.u for s in steps], mode="markers", name="u ~ U(0, 1)",
+                        marker={"symbol": "diamond", "size": 18, "color": "#000000", "line": {"color": "white",
+                                                                                           "width": 2}})
+    fig.update_xaxes(range=[0, 1.02], title_text="probability")
+    fig.update_yaxes(autorange="reversed", title_text="position: drafted token")
+    return layout(fig, "Acceptance test: accept while u ≤ min(1, p/q)" if lossless else
+                  f"Acceptance test ({steps[0].rule if steps else ''} rule)", height=140 + 60 * max(1, len(steps)))
+
+
+def residual_bars(step: DraftStep, sampled: FinalToken | None) -> go.Figure:
+    """max(0, p − q) over its recorded top tokens before and after normalising, sampled token marked.
+
+    The mass before normalising is 1 − Σ min(p, q): the probability this position was rejected.
+    """
+    top = step.residual_top
+    mass = step.residual_mass or 0.0
+    labels = [show_token(t) + (" ◀ sampled" if sampled and i == sampled.token_id else "")
+              for i, t in zip(top.ids, top.tokens)]
+    line = [MARK["width"] if sampled and i == sampled.token_id else 0 for i in top.ids]
+    fig = make_subplots(rows=1, cols=2, shared_xaxes=False, subplot_titles=(
+        f"max(0, p − q)  (mass {mass:.3f})", "norm(max(0, p − q))  (sums to 1)"))
+    fig.add_bar(x=labels, y=[v * mass for v in top.probs], marker_color=RESIDUAL_COLOR, name="before normalising",
+                marker_line_width=line, marker_line_color="#000000", marker_pattern_shape="/", row=1, col=1)
+    fig.add_bar(x=labels, y=top.probs, marker_color=RESIDUAL_COLOR, name="after normalising",
+                marker_line_width=line, marker_line_color="#000000", row=1, col=2)
+    fig.update_xaxes(tickangle=-35)
+    token = show_token(sampled.token) if sampled else "?"
+    return layout(fig, f"Residual at position {step.position}: the correction '{token}' is drawn from it")
+
+
+def final_bars(final: FinalToken) -> go.Figure:
+    """The distribution the bonus (or plain target) token was drawn from, the drawn token marked."""
+    top = final.top
+    labels = [show_token(t) + (" ◀ sampled" if i == final.token_id else "") for i, t in zip(top.ids, top.tokens)]
+    fig = go.Figure()
+    fig.add_bar(x=labels, y=top.probs, marker_color=P_COLOR, name=f"p ({final.sampled_from})",
+                marker_line_width=[MARK["width"] if i == final.token_id else 0 for i in top.ids],
+                marker_line_color="#000000")
+    fig.update_layout(yaxis_title="probability", xaxis_tickangle=-35)
+    return layout(fig, f"{final.kind.capitalize()} token '{show_token(final.token)}' drawn from {final.sampled_from}")

@@ -1,0 +1,89 @@
+"""Speedup pictures: a measured γ sweep against Leviathan et al.'s curves, and where drafts die."""
+
+from __future__ import annotations
+
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from specviz import theory
+from specviz.charts.style import ACCEPT_COLOR, NEUTRAL, P_COLOR, Q_COLOR, REJECT_COLOR, layout
+from specviz.sweep import SweepPoint
+from specviz.trace import Summary, Trace
+
+
+def sweep_chart(points: list[SweepPoint], alpha: float | None, c: float, max_gamma: int = 16,
+                benchmark: list[dict] | None = None) -> go.Figure:
+    """Left: measured speedup per γ and S(γ) = (1 − α^(γ+1)) / ((1 − α)(γc + 1)) from α̂ and c, with
+    the optimal γ starred. Right: measured tokens per iteration and E(γ) = (1 − α^(γ+1)) / (1 − α)."""
+    fig = make_subplots(rows=1, cols=2, subplot_titles=("walltime speedup over the target alone",
+                                                        "tokens per iteration"))
+    runs = [p for p in points if p.gamma]
+    fig.add_scatter(x=[p.gamma for p in runs], y=[p.speedup for p in runs], mode="markers", name="measured",
+                    marker={"size": 14, "color": P_COLOR, "symbol": "circle"}, row=1, col=1)
+    fig.add_scatter(x=[p.gamma for p in runs], y=[p.accepted_length for p in runs], mode="markers",
+                    name="measured", showlegend=False, marker={"size": 14, "color": P_COLOR}, row=1, col=2)
+    if alpha is not None:
+        gammas = list(range(1, max_gamma + 1))
+        fig.add_scatter(x=gammas, y=[theory.walltime_improvement(alpha, g, c) for g in gammas], mode="lines",
+                        name=f"theory (α̂ = {alpha:.2f}, c = {c:.3f})", line={"color": Q_COLOR, "width": 3},
+                        row=1, col=1)
+        fig.add_scatter(x=gammas, y=[theory.expected_tokens(alpha, g) for g in gammas], mode="lines",
+                        showlegend=False, line={"color": Q_COLOR, "width": 3}, row=1, col=2)
+        best = theory.optimal_gamma(alpha, c, max_gamma)
+        fig.add_scatter(x=[best], y=[theory.walltime_improvement(alpha, best, c)], mode="markers+text",
+                        name=f"optimal γ = {best}", text=[f"γ* = {best}"], textposition="top center",
+                        marker={"size": 22, "symbol": "star", "color": REJECT_COLOR}, row=1, col=1)
+    if benchmark:
+        fig.add_scatter(x=[b["gamma"] for b in benchmark], y=[b["speedup"] for b in benchmark], mode="markers",
+                        name=benchmark[0]["label"], marker={"size": 14, "symbol": "square-open", "color": "#000000",
+                                                           "line": {"width": 3}}, row=1, col=1)
+    fig.add_hline(y=1.0, line_dash="dot", line_color=NEUTRAL, row=1, col=1)
+    fig.update_xaxes(title_text="γ (tokens drafted per iteration)", dtick=2)
+    return layout(fig, "γ sweep: measured points, analytic curves", height=480)
+
+
+def position_acceptance(summary: Summary) -> go.Figure:
+    """P(position i accepted | positions before it accepted)."""
+    rates = summary.position_acceptance
+    fig = go.Figure()
+    fig.add_bar(x=list(range(1, len(rates) + 1)), y=[r if r is not None else 0 for r in rates],
+                marker_color=ACCEPT_COLOR, name="acceptance rate",
+                text=[f"{r:.2f}" if r is not None else "n/a" for r in rates], textposition="outside")
+    if summary.alpha is not None:
+        fig.add_hline(y=summary.alpha, line_dash="dash", line_color=REJECT_COLOR,
+                      annotation_text=f"α̂ = {summary.alpha:.2f}")
+    fig.update_xaxes(title_text="draft position", dtick=1)
+    fig.update_yaxes(title_text="acceptance rate", range=[0, 1.1])
+    return layout(fig, "Acceptance rate per draft position", height=400)
+
+
+def accepted_histogram(summary: Summary) -> go.Figure:
+    """Iterations that accepted 0, 1, ..., γ drafts."""
+    counts = summary.accepted_histogram
+    fig = go.Figure()
+    fig.add_bar(x=list(range(len(counts))), y=counts, marker_color=P_COLOR, name="iterations",
+                text=counts, textposition="outside")
+    fig.update_xaxes(title_text="drafts accepted in the iteration", dtick=1)
+    fig.update_yaxes(title_text="iterations")
+    return layout(fig, "Histogram of accepted drafts", height=400)
+
+
+HEAT = {"accepted": 1.0, "rejected": 0.0, "unverified": 0.5}
+SYMBOL = {"accepted": "✓", "rejected": "✗", "unverified": "·"}
+
+
+def accept_heatmap(trace: Trace) -> go.Figure:
+    """Iteration × draft position: accepted (✓), rejected (✗), never tested (·), no draft (blank)."""
+    width = max((len(it.drafts) for it in trace.iterations), default=0)
+    z, text = [], []
+    for it in trace.iterations:
+        verdicts = [d.verdict for d in it.drafts] + [None] * (width - len(it.drafts))
+        z.append([HEAT[v] if v else None for v in verdicts])
+        text.append([SYMBOL[v] if v else "" for v in verdicts])
+    fig = go.Figure(go.Heatmap(
+        z=z, text=text, texttemplate="%{text}", textfont={"size": 16}, zmin=0, zmax=1, showscale=False,
+        x=list(range(1, width + 1)), y=[it.index for it in trace.iterations], xgap=2, ygap=2,
+        colorscale=[[0, REJECT_COLOR], [0.5, "#dddddd"], [1, ACCEPT_COLOR]]))
+    fig.update_xaxes(title_text="draft position", dtick=1)
+    fig.update_yaxes(title_text="iteration", autorange="reversed")
+    return layout(fig, "Accept / reject by iteration and position", height=min(900, 200 + 22 * len(trace.iterations)))

@@ -1,0 +1,54 @@
+"""Re-run SpecDec's Spec-Verification with other β and τ on the drafts a trace already holds.
+
+Xia et al., eq. 8-9: keep drafted token x̃ᵢ when it ranks in the target's top-β and
+log p(top-1) − log p(x̃ᵢ) ≤ τ; the first position that fails is the bifurcation and everything
+drafted after it is discarded. The trace keeps p(x̃) and p's top-k (`record_top_k`, 10 by default),
+which is all the test needs: a token outside the recorded top-k ranks at least k, so β above k is
+judged as β = k. The verdicts are per iteration on the recorded drafts; a real run with the
+relaxed rule would continue from a different prefix (see `spec_grid` for that).
+The recorded p is the distribution the run verified with: temperature 1 for the greedy and spec
+rules (exactly eq. 8-9), the warped p for the sampling rule.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import torch
+
+from specviz.trace import DraftStep, Trace
+from specviz.verification import first_failure
+
+
+@dataclass
+class Reverified:
+    index: int
+    drafted: int
+    accepted: int            # drafts kept under (β, τ), up to the first failure
+    passed: list[bool]       # each position's own test
+    recorded_accepted: int   # what the run itself accepted
+
+
+def spec_test(step: DraftStep, beta: int, tau: float) -> bool:
+    """Eq. 8 (rank < β) and eq. 9 (log-prob gap to the top-1 ≤ τ) on the recorded p."""
+    top = step.p_top
+    if top is None or step.p <= 0:
+        return False
+    rank = top.ids.index(step.token_id) if step.token_id in top.ids else len(top.ids)
+    gap = math.log(top.probs[0]) - math.log(step.p)
+    return rank < beta and gap <= tau
+
+
+def reverify(trace: Trace, beta: int, tau: float) -> list[Reverified]:
+    out = []
+    for it in trace.iterations:
+        passed = [spec_test(step, beta, tau) for step in it.drafts]
+        kept = first_failure(torch.tensor(passed, dtype=torch.bool))
+        out.append(Reverified(it.index, it.drafted, kept, passed, it.accepted))
+    return out
+
+
+def mean_tokens(verdicts: list[Reverified]) -> float:
+    """SpecDec's Tok.: tokens per iteration, the verifier's own token at the bifurcation included."""
+    return sum(v.accepted + 1 for v in verdicts) / len(verdicts) if verdicts else 0.0

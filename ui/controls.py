@@ -1,0 +1,84 @@
+"""The sidebar: every knob of a run, kept in session state so all pages share it."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from specviz import DecodeSettings, SpecvizError
+from specviz.drafters import DRAFTER_KINDS
+from specviz.models import EMBEDDED_NAME, HUB_PAIRS
+
+EMBEDDED_PAIR = f"{EMBEDDED_NAME} (embedded, runs on the CPU)"
+CUSTOM_PAIR = "Custom: any hub id or local directory"
+PAIRS = [EMBEDDED_PAIR, *HUB_PAIRS, CUSTOM_PAIR]
+
+PROMPTS = {
+    "Rewrite a paragraph (copying pays)": (
+        "Rewrite this paragraph with British spelling, keeping every sentence: The color of the harbor "
+        "changed at noon. The organization analyzed the behavior of the tides, and the center of the "
+        "program traveled to the theater to realize its plan."),
+    "Open chat": "What makes a good teacher? Answer in three sentences.",
+    "Code": "Write a Python function that returns the n-th Fibonacci number, with a docstring.",
+    "Translation": "Translate into French: The tunnel had not yet been put into operation.",
+}
+
+RULES = {"sampling": "lossless sampling", "greedy": "greedy (argmax match)", "spec": "Spec-Verification (β, τ)"}
+
+DEFAULTS = {
+    "pair": EMBEDDED_PAIR, "custom_target": "", "custom_drafter": "", "drafter": "ngram", "gamma": 4,
+    "verify": "sampling", "beta": 3, "tau": 1.0, "temperature": 1.0, "top_k": 0, "top_p": 1.0, "seed": 0,
+    "max_new_tokens": 48, "target_latency_ms": 0, "prompt_choice": next(iter(PROMPTS)),
+    "prompt": next(iter(PROMPTS.values())),
+}
+
+
+def _use_prompt() -> None:
+    st.session_state.prompt = PROMPTS[st.session_state.prompt_choice]
+
+
+def sidebar() -> None:
+    """Draw the controls; their values live in st.session_state under the DEFAULTS keys."""
+    for key, value in DEFAULTS.items():
+        st.session_state.setdefault(key, value)
+    with st.sidebar:
+        st.header("Run settings")
+        st.selectbox("Model pair (target ← drafter)", PAIRS, key="pair")
+        if st.session_state.pair == CUSTOM_PAIR:
+            st.text_input("Target (hub id or directory)", key="custom_target")
+            st.text_input("Draft model for the 'model' drafter", key="custom_drafter")
+        st.selectbox("Drafter", DRAFTER_KINDS, key="drafter",
+                     help="ngram: prompt lookup; model: the pair's small LM; none: the target alone")
+        st.slider("γ: tokens drafted per iteration", 1, 16, key="gamma")
+        st.radio("Verification", list(RULES), format_func=RULES.get, key="verify")
+        if st.session_state.verify == "spec":
+            st.number_input("β: draft must be in the target's top-β", 1, 10, key="beta")
+            st.slider("τ: max log-prob gap to the top-1", 0.0, 10.0, step=0.5, key="tau")
+        st.slider("Temperature (0 = greedy)", 0.0, 2.0, step=0.05, key="temperature")
+        st.number_input("Top-k (0 = off)", 0, 1000, key="top_k")
+        st.slider("Top-p", 0.05, 1.0, step=0.05, key="top_p")
+        st.number_input("Seed", 0, 2**31 - 1, key="seed")
+        st.slider("Max new tokens", 1, 256, key="max_new_tokens")
+        st.slider("Simulated target latency per call (ms)", 0, 500, step=10, key="target_latency_ms",
+                  help="Petals setting: a remote target whose every forward pass costs a network round trip.")
+        st.selectbox("Ready-made prompt", list(PROMPTS), key="prompt_choice", on_change=_use_prompt)
+        st.text_area("Prompt", key="prompt", height=140)
+
+
+def settings() -> DecodeSettings:
+    """DecodeSettings from the sidebar; raises SpecvizError for invalid values."""
+    s = st.session_state
+    return DecodeSettings(gamma=int(s.gamma), verify=s.verify, temperature=float(s.temperature), top_k=int(s.top_k),
+                          top_p=float(s.top_p), beta=int(s.beta), tau=float(s.tau), seed=int(s.seed),
+                          max_new_tokens=int(s.max_new_tokens), target_latency_ms=float(s.target_latency_ms))
+
+
+def pair() -> tuple[str | None, str | None]:
+    """(target, draft model) of the chosen pair; None means the embedded model / no draft model."""
+    s = st.session_state
+    if s.pair == EMBEDDED_PAIR:
+        return None, None
+    if s.pair == CUSTOM_PAIR:
+        if not s.custom_target.strip():
+            raise SpecvizError("enter a target model (hub id or local directory) for the custom pair")
+        return s.custom_target.strip(), s.custom_drafter.strip() or None
+    return HUB_PAIRS[s.pair]

@@ -1,0 +1,36 @@
+"""The session's trace: the last run or a loaded file, shown by every page."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from specviz import Trace
+
+
+def trace() -> Trace | None:
+    return st.session_state.get("trace")
+
+
+def set_trace(new: Trace, source: str) -> None:
+    """Make `new` the trace every page shows; results derived from the old one are dropped."""
+    st.session_state.trace = new
+    st.session_state.trace_source = source
+    st.session_state.inspect_index = 0
+    st.session_state.pop("baseline", None)
+
+
+def require_trace() -> Trace:
+    """The current trace, or stop the page with a pointer to where one comes from."""
+    current = trace()
+    if current is None or not current.iterations:
+        st.info("No trace yet: run a generation on the **Generate** page or load a file on the **Traces** page.")
+        st.stop()
+    return current
+
+
+def describe() -> str:
+    current = trace()
+    if current is None:
+        return "no trace yet"
+    return (f"{st.session_state.get('trace_source', 'last run')}: {len(current.iterations)} iterations, "
+            f"{len(current.generated_ids)} tokens, {current.target} ← {current.drafter}")
