@@ -9,6 +9,7 @@ import argparse
 import sys
 from dataclasses import replace
 
+from specviz.bench.command import add_bench_arguments, run_bench
 from specviz.errors import SpecvizError
 from specviz.settings import VERIFY_RULES, DecodeSettings
 
@@ -115,6 +116,8 @@ def _styled(text: str, kind: str, color: bool) -> str:
 COMMANDS = [
     ("generate", "generate text with speculative decoding and print what happened",
      add_generate_arguments, run_generate),
+    ("bench", "time speculative decoding against the baseline and transformers' generate",
+     add_bench_arguments, run_bench),
 ]
 
 

@@ -1,0 +1,151 @@
+"""`python -m specviz bench`: build the methods, time them, write JSON and Markdown."""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import os
+import platform
+import shlex
+import sys
+from pathlib import Path
+
+import torch
+import transformers
+
+from specviz.bench.markdown import to_markdown
+from specviz.bench.measure import measure
+from specviz.bench.memory import memory_source
+from specviz.bench.methods import Method, engine_method, hf_method
+from specviz.bench.prompts import DEFAULT_PROMPTS, load_prompts
+from specviz.bench.report import BenchResult, summarize
+from specviz.bench.truncated import truncated_drafter_dir
+from specviz.errors import SpecvizError
+from specviz.settings import DecodeSettings
+
+HF_DRAFTERS = ("ngram", "model")   # drafters transformers' generate can run too
+HEADER = """# Benchmarks
+
+Speculative decoding in the specviz engine against its own autoregressive baseline and against
+transformers' `generate` (prompt lookup and assisted generation) on the same target, prompts, γ
+and max_new_tokens, measured interleaved in one process. Regenerate with the command below; the
+same numbers are in `benchmarks/latest.json` (format `specviz-bench`, version 1).
+
+"""
+
+
+def add_bench_arguments(parser: argparse.ArgumentParser) -> None:
+    from specviz.drafters import DRAFTER_KINDS
+
+    trained = [k for k in DRAFTER_KINDS if k not in ("ngram", "model", "none")]
+    parser.add_argument("--target", default=None, help="target model (default: the embedded SmolLM2-135M-Instruct)")
+    parser.add_argument("--drafters", default=",".join(["ngram", "model", *trained]),
+                        help="comma-separated drafter kinds (default: %(default)s)")
+    parser.add_argument("--drafter-model", default=None,
+                        help="draft LM for the 'model' drafter (default: the target's first --drafter-layers layers)")
+    parser.add_argument("--drafter-layers", type=int, default=4,
+                        help="layers of the target kept in the default draft LM (default 4)")
+    parser.add_argument("--gammas", default="4", help="comma-separated draft lengths (default 4)")
+    parser.add_argument("--temperature", type=float, default=0.0,
+                        help="0 = greedy, outputs checked against the baseline (default 0)")
+    parser.add_argument("--max-new-tokens", type=int, default=64, help="tokens per prompt (default 64)")
+    parser.add_argument("--prompts", default=str(DEFAULT_PROMPTS), help="prompt set JSON (default: the shipped one)")
+    parser.add_argument("--categories", default=None, help="comma-separated categories (default: all)")
+    parser.add_argument("--per-category", type=int, default=None, help="at most this many prompts per category")
+    parser.add_argument("--repeats", type=int, default=3, help="timed passes over the prompts (default 3)")
+    parser.add_argument("--warmup", type=int, default=1, help="untimed runs per method first (default 1)")
+    parser.add_argument("--threads", type=int, default=2, help="torch CPU threads, fixed for the run (default 2)")
+    parser.add_argument("--device", default=None, help="cuda, cpu ... (default: cuda when available)")
+    parser.add_argument("--dtype", default=None, choices=["float32", "float16", "bfloat16"], help="model dtype")
+    parser.add_argument("--no-hf", action="store_true", help="skip transformers' generate")
+    parser.add_argument("--no-chat", action="store_true", help="feed prompts as raw text, no chat template")
+    parser.add_argument("--out", default="benchmarks/latest.json", help="results JSON (default: %(default)s)")
+    parser.add_argument("--markdown", default="BENCHMARKS.md", help="results Markdown (default: %(default)s)")
+
+
+def run_bench(args: argparse.Namespace) -> None:
+    from specviz.drafters import build_drafter
+    from specviz.models import load_model
+
+    if args.repeats < 1 or args.warmup < 0 or args.threads < 1:
+        raise SpecvizError("--repeats and --threads must be >= 1, --warmup >= 0")
+    torch.set_num_threads(args.threads)
+    gammas = [int(g) for g in args.gammas.split(",")]
+    kinds = [k for k in args.drafters.split(",") if k]
+    prompts = load_prompts(args.prompts, args.categories.split(",") if args.categories else None, args.per_category)
+    target = load_model(args.target, device=args.device, dtype=args.dtype)
+    chat = not args.no_chat
+    base = DecodeSettings(temperature=args.temperature, max_new_tokens=args.max_new_tokens, record=False)
+    print(f"torch threads: {torch.get_num_threads()}; device {target.device}; {len(prompts)} prompts", file=sys.stderr)
+
+    methods: list[Method] = [engine_method(target, None, "none", base, chat)]
+    if not args.no_hf:
+        methods.append(hf_method(target, "none", base, chat))
+    notes = ["Speedups are over the engine's baseline with recording off (the fastest plain decoding it has)."]
+    for kind in kinds:
+        assistant, path = None, None
+        if kind == "model":
+            path = args.drafter_model or str(truncated_drafter_dir(target, args.drafter_layers))
+            assistant = load_model(path, device=str(target.device), dtype=str(target.dtype).removeprefix("torch."))
+            if not args.drafter_model:
+                notes.append(f"The 'model' drafter is the target's first {args.drafter_layers} layers with its "
+                             "final norm and LM head, untrained: its α is low, so it slows decoding down. It is "
+                             "here to compare the engine's loop with transformers' assisted generation on a "
+                             "real same-tokenizer pair, not as a useful drafter.")
+        drafter = build_drafter(kind, target, path)
+        held = (assistant,) if assistant else ()
+        for gamma in gammas:
+            for record in (True, False):
+                settings = DecodeSettings(gamma=gamma, temperature=args.temperature,
+                                          max_new_tokens=args.max_new_tokens, record=record)
+                methods.append(engine_method(target, drafter, kind, settings, chat, held))
+            if not args.no_hf and kind in HF_DRAFTERS:
+                hf_settings = DecodeSettings(gamma=gamma, temperature=args.temperature,
+                                             max_new_tokens=args.max_new_tokens)
+                methods.append(hf_method(target, kind, hf_settings, chat, assistant))
+    if "ngram" in kinds and not args.no_hf:
+        notes.append("Both n-gram drafters match up to 3-grams; transformers' prompt lookup takes the first "
+                     "(leftmost) match, the engine's the most recent, so their α can differ.")
+
+    runs = measure(methods, prompts, args.repeats, args.warmup, greedy=base.greedy)
+    specs = [m.spec for m in methods]
+    rows, targets = summarize(specs, runs)
+    result = BenchResult(
+        machine=_machine(target.device, target.dtype), command=_command(),
+        date=datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        settings={"target": target.name, "drafters": kinds, "gammas": gammas, "temperature": args.temperature,
+                  "greedy": base.greedy, "max_new_tokens": args.max_new_tokens, "repeats": args.repeats,
+                  "warmup": args.warmup, "prompts": len(prompts), "prompt_set": Path(args.prompts).name,
+                  "categories": {c: sum(p.category == c for p in prompts) for c in dict.fromkeys(
+                      p.category for p in prompts)},
+                  "memory_source": memory_source(target.device)},
+        methods=specs, rows=rows, targets=targets, runs=runs, notes=notes)
+    result.save(args.out)
+    markdown = to_markdown(result)
+    Path(args.markdown).write_text(HEADER + markdown)
+    print(markdown)
+    print(f"results saved to {args.out} and {args.markdown}", file=sys.stderr)
+
+
+def _machine(device: torch.device, dtype: torch.dtype) -> dict:
+    if device.type == "cuda":
+        name = torch.cuda.get_device_name(device)
+    else:
+        name = next((line.split(":", 1)[1].strip() for line in _cpuinfo() if line.startswith("model name")),
+                    platform.processor() or "CPU")
+        name = f"{name}, {os.cpu_count()} cores"
+    return {"device": str(device), "device_name": name, "platform": platform.platform(terse=True),
+            "python": platform.python_version(), "torch": torch.__version__,
+            "transformers": transformers.__version__, "threads": torch.get_num_threads(),
+            "dtype": str(dtype).removeprefix("torch.")}
+
+
+def _cpuinfo() -> list[str]:
+    try:
+        return Path("/proc/cpuinfo").read_text().splitlines()
+    except OSError:
+        return []
+
+
+def _command() -> str:
+    return "python -m specviz " + " ".join(shlex.quote(a) for a in sys.argv[1:])

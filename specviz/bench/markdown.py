@@ -1,0 +1,86 @@
+"""The benchmark results as Markdown: what BENCHMARKS.md holds."""
+
+from __future__ import annotations
+
+from specviz.bench.report import ALL, BenchResult, Row, Spread
+
+
+def to_markdown(result: BenchResult) -> str:
+    m, s = result.machine, result.settings
+    lines = [
+        "## Results",
+        "",
+        f"- date: {result.date}",
+        f"- machine: {m['device_name']} ({m['device']}), {m['platform']}, torch {m['torch']} with "
+        f"{m['threads']} thread(s), transformers {m['transformers']}, dtype {m['dtype']}",
+        f"- command: `{result.command}`",
+        f"- target: {s['target']}; drafters: {', '.join(s['drafters'])}; γ {', '.join(map(str, s['gammas']))}; "
+        f"temperature {s['temperature']}; max_new_tokens {s['max_new_tokens']}; "
+        f"{s['repeats']} repeats after {s['warmup']} warm-up run(s) per method; "
+        f"{s['prompts']} prompts ({', '.join(f'{k} {v}' for k, v in s['categories'].items())})",
+        f"- memory: {s['memory_source']}",
+        "",
+        "### All prompts",
+        "",
+        "| method | tokens/s (min–max) | speedup (min–max) | α̂ | accepted length | c | recording overhead "
+        "| vs transformers | memory MiB | failures |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    for row in result.rows:
+        if row.category == ALL:
+            lines.append(_line(row))
+    categories = [c for c in dict.fromkeys(r.category for r in result.rows) if c != ALL]
+    lines += ["", "### Speedup over the engine baseline by prompt category (median over repeats)", "",
+              "| method | " + " | ".join(categories) + " |", "| --- |" + " --- |" * len(categories)]
+    for spec in result.methods:
+        cells = [_ratio(_find(result.rows, spec.name, c).speedup) for c in categories]
+        lines.append(f"| {spec.name} | " + " | ".join(cells) + " |")
+    lines += ["", "### Targets", ""]
+    for t in result.targets:
+        mark = "met" if t.met else "MISSED"
+        value = f"{t.value:+.1%}" if "overhead" in t.name else f"{t.value:.2f}"
+        lines.append(f"- {t.name}: {value} (goal {t.goal}) — **{mark}**")
+    failures = [r for r in result.runs if r.matches is False]
+    lines += ["", "### Greedy equality with the baseline", ""]
+    if failures:
+        lines += [f"- FAILED: {r.method} on {r.prompt} (repeat {r.repeat + 1}) differs at token {r.first_mismatch}"
+                  for r in failures]
+    elif s["greedy"]:
+        lines.append(f"- all {len(result.runs)} timed runs produced the baseline's tokens exactly")
+    else:
+        lines.append("- not checked: sampling at temperature > 0")
+    if result.notes:
+        lines += ["", "### Notes", ""] + [f"- {n}" for n in result.notes]
+    return "\n".join(lines) + "\n"
+
+
+def _line(row: Row) -> str:
+    cells = [
+        row.method,
+        _rate(row.tokens_per_s),
+        _ratio(row.speedup),
+        _num(row.alpha, 3),
+        _num(row.accepted_length, 2),
+        _num(row.c, 3),
+        f"{row.overhead.median:+.1%} ({row.overhead.low:+.1%}…{row.overhead.high:+.1%})" if row.overhead else "",
+        f"{_ratio(row.vs_hf)} vs {row.hf_method}" if row.vs_hf else "",
+        _num(row.memory_mb, 0),
+        str(row.failures),
+    ]
+    return "| " + " | ".join(cells) + " |"
+
+
+def _find(rows: list[Row], method: str, category: str) -> Row:
+    return next(r for r in rows if r.method == method and r.category == category)
+
+
+def _rate(s: Spread | None) -> str:
+    return f"{s.median:.1f} ({s.low:.1f}–{s.high:.1f})" if s else ""
+
+
+def _ratio(s: Spread | None) -> str:
+    return f"{s.median:.2f}× ({s.low:.2f}–{s.high:.2f})" if s else ""
+
+
+def _num(value: float | None, digits: int) -> str:
+    return "" if value is None else f"{value:.{digits}f}"

@@ -1,0 +1,47 @@
+"""Peak memory of one run, measured where it can be and estimated honestly where it cannot.
+
+On CUDA, `torch.cuda.max_memory_allocated` over the run (weights, KV caches, activations).
+On the CPU torch has no allocator statistics and the process RSS only grows (the allocator keeps
+what it freed), so the number is an estimate from tensor shapes: the weights of every model the
+method holds plus their KV caches at the run's longest sequence (prompt + output + γ).
+"""
+
+from __future__ import annotations
+
+import torch
+
+from specviz.models import LoadedModel
+
+CUDA_SOURCE = "measured: torch.cuda.max_memory_allocated during the run"
+CPU_SOURCE = "estimated from tensor shapes: weights of the models held + their KV caches at the longest sequence"
+
+
+def memory_source(device: torch.device) -> str:
+    return CUDA_SOURCE if device.type == "cuda" else CPU_SOURCE
+
+
+def reset_peak(device: torch.device) -> None:
+    if device.type == "cuda":
+        torch.cuda.reset_peak_memory_stats(device)
+
+
+def peak_mb(device: torch.device, models: tuple[LoadedModel, ...], tokens: int) -> float:
+    """MiB used by the run that just ended; `tokens` is the longest sequence it held."""
+    if device.type == "cuda":
+        return torch.cuda.max_memory_allocated(device) / 2**20
+    return sum(weight_bytes(m) + kv_cache_bytes(m, tokens) for m in models) / 2**20
+
+
+def weight_bytes(loaded: LoadedModel) -> int:
+    unique = {t.data_ptr(): t for t in [*loaded.model.parameters(), *loaded.model.buffers()]}  # tied counted once
+    return sum(t.numel() * t.element_size() for t in unique.values())
+
+
+def kv_cache_bytes(loaded: LoadedModel, tokens: int) -> int:
+    config = loaded.model.config.get_text_config()
+    layers = getattr(config, "num_hidden_layers", None) or getattr(config, "num_layers", 0)
+    heads = getattr(config, "num_attention_heads", None) or getattr(config, "num_heads", 1)
+    kv_heads = getattr(config, "num_key_value_heads", None) or heads
+    hidden = getattr(config, "hidden_size", None) or getattr(config, "d_model", 0)
+    head_dim = getattr(config, "head_dim", None) or hidden // heads
+    return 2 * layers * kv_heads * head_dim * tokens * loaded.dtype.itemsize

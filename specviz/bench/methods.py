@@ -1,0 +1,112 @@
+"""What the benchmark times: the engine (baseline and speculative, recording on and off) and
+transformers' own `generate` as the outside reference, each behind one `run(prompt)` call.
+
+Every method decodes the same prompt ids with the same max_new_tokens; the engine's baseline
+(drafter None) is the reference all greedy outputs must equal.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import torch
+
+from specviz.bench.prompts import BenchPrompt
+from specviz.decoder import generate
+from specviz.device import Clock
+from specviz.drafters.base import Drafter
+from specviz.models import LoadedModel
+from specviz.settings import DecodeSettings
+
+
+@dataclass(frozen=True)
+class MethodSpec:
+    name: str              # e.g. "engine ngram γ=4 rec on"
+    family: str            # "engine" | "hf"
+    drafter: str           # "none", "ngram", "model", or a trained drafter's kind
+    gamma: int | None = None
+    record: bool | None = None   # engine only: trace recording on / off
+
+
+@dataclass
+class Outcome:
+    ids: list[int]
+    seconds: float
+    prompt_tokens: int
+    accepted: int | None = None      # engine only: drafts accepted, up to each first rejection
+    evaluated: int | None = None     # engine only: draft positions whose test decided something
+    iterations: int | None = None
+    c: float | None = None           # engine only: measured drafter step / target step
+
+
+@dataclass
+class Method:
+    spec: MethodSpec
+    run: Callable[[BenchPrompt], Outcome]
+    models: tuple[LoadedModel, ...] = ()   # whose weights and KV caches this method holds
+
+
+def engine_method(target: LoadedModel, drafter: Drafter | None, kind: str, settings: DecodeSettings,
+                  chat: bool = True, models: tuple[LoadedModel, ...] = ()) -> Method:
+    """The engine's `generate`, timed from the call to the returned trace (prompt encoding included)."""
+    clock = Clock(target.device)
+    if drafter is None:
+        spec = MethodSpec("engine baseline", "engine", "none", record=settings.record)
+    else:
+        rec = "on" if settings.record else "off"
+        spec = MethodSpec(f"engine {kind} γ={settings.gamma} rec {rec}", "engine", kind, settings.gamma,
+                          settings.record)
+
+    def run(prompt: BenchPrompt) -> Outcome:
+        start = clock.now()
+        trace = generate(target, drafter, prompt.text, settings, chat=chat)
+        seconds = clock.now() - start
+        its = trace.iterations
+        return Outcome(list(trace.generated_ids), seconds, len(trace.prompt_ids),
+                       accepted=sum(it.accepted for it in its), evaluated=sum(it.evaluated for it in its),
+                       iterations=len(its), c=trace.summary().c)
+
+    return Method(spec, run, (target, *models))
+
+
+def hf_method(target: LoadedModel, kind: str, settings: DecodeSettings, chat: bool = True,
+              assistant: LoadedModel | None = None) -> Method:
+    """transformers' `generate`: plain (kind "none"), prompt lookup ("ngram") or assisted ("model").
+
+    The assistant drafts exactly γ tokens per iteration (constant schedule, no confidence
+    threshold) and prompt lookup matches up to 3-grams, as the engine's drafters do.
+    """
+    clock = Clock(target.device)
+    options = _sampling_options(settings)
+    if kind == "ngram":
+        options.update(prompt_lookup_num_tokens=settings.gamma, max_matching_ngram_size=3)
+    elif kind != "none":
+        if assistant is None:
+            raise ValueError("assisted generation needs an assistant model")
+        config = assistant.model.generation_config
+        config.num_assistant_tokens = settings.gamma
+        config.num_assistant_tokens_schedule = "constant"
+        config.assistant_confidence_threshold = 0.0
+        options.update(assistant_model=assistant.model)
+    name = "hf generate" if kind == "none" else f"hf {kind} γ={settings.gamma}"
+    spec = MethodSpec(name, "hf", kind, None if kind == "none" else settings.gamma)
+
+    def run(prompt: BenchPrompt) -> Outcome:
+        ids = torch.tensor([target.encode_prompt(prompt.text, chat=chat)], device=target.device)
+        start = clock.now()
+        with torch.no_grad():
+            out = target.model.generate(ids, attention_mask=torch.ones_like(ids), **options)
+        seconds = clock.now() - start
+        return Outcome(out[0, ids.shape[1]:].tolist(), seconds, ids.shape[1])
+
+    return Method(spec, run, (target,) + ((assistant,) if assistant else ()))
+
+
+def _sampling_options(settings: DecodeSettings) -> dict:
+    options: dict = {"max_new_tokens": settings.max_new_tokens}
+    if settings.greedy:
+        options.update(do_sample=False)
+    else:
+        options.update(do_sample=True, temperature=settings.temperature, top_k=settings.top_k, top_p=settings.top_p)
+    return options

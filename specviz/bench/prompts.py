@@ -1,0 +1,44 @@
+"""The benchmark's prompt set: a JSON file of prompts, each with an id and a category."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from specviz.errors import SpecvizError
+
+DEFAULT_PROMPTS = Path(__file__).resolve().parents[2] / "assets" / "bench_prompts.json"
+
+
+@dataclass(frozen=True)
+class BenchPrompt:
+    id: str
+    category: str
+    text: str
+
+
+def load_prompts(path: str | Path = DEFAULT_PROMPTS, categories: list[str] | None = None,
+                 per_category: int | None = None) -> list[BenchPrompt]:
+    """Prompts of the chosen categories (all when None), at most `per_category` of each."""
+    try:
+        data = json.loads(Path(path).read_text())
+        prompts = [BenchPrompt(p["id"], p["category"], p["text"]) for p in data["prompts"]]
+    except (OSError, ValueError, KeyError, TypeError) as error:
+        raise SpecvizError(f"cannot read the prompt set {path}: {error}") from error
+    if categories:
+        unknown = set(categories) - {p.category for p in prompts}
+        if unknown:
+            raise SpecvizError(f"no prompts in categories {', '.join(sorted(unknown))} in {path}")
+        prompts = [p for p in prompts if p.category in categories]
+    if per_category is not None:
+        seen: dict[str, int] = {}
+        kept = []
+        for p in prompts:
+            seen[p.category] = seen.get(p.category, 0) + 1
+            if seen[p.category] <= per_category:
+                kept.append(p)
+        prompts = kept
+    if not prompts:
+        raise SpecvizError(f"no prompts selected from {path}")
+    return prompts

@@ -1,0 +1,178 @@
+"""From run records to the results: per method and prompt category, medians over repeats with
+their spread, paired ratios (speedup, recording overhead, engine vs transformers), the targets,
+and the same numbers as JSON and as a Markdown table.
+
+Ratios are paired: each repeat compares two methods on the same prompts, measured minutes apart
+in the same process, and the median is taken over repeats. Runs whose greedy output differs
+from the baseline's are failures: they are listed and left out of every number.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from specviz.bench.measure import BASELINE, RunRecord
+from specviz.bench.methods import MethodSpec
+
+FORMAT = "specviz-bench"
+VERSION = 1
+ALL = "all"
+OVERHEAD_GOAL = 0.05
+HF_GOAL = 1.0
+COPY_SPEEDUP_GOAL = 1.5
+
+
+@dataclass
+class Spread:
+    median: float
+    low: float     # smallest over repeats
+    high: float    # largest over repeats
+
+
+@dataclass
+class Row:
+    method: str
+    family: str
+    drafter: str
+    gamma: int | None
+    record: bool | None
+    category: str
+    runs: int
+    tokens_per_s: Spread | None
+    speedup: Spread | None            # tokens/s over the engine baseline's on the same prompts
+    alpha: float | None               # α̂: accepted / evaluated draft positions (engine only)
+    accepted_length: float | None     # tokens per iteration (engine only)
+    c: float | None                   # median measured drafter step / target step (engine only)
+    overhead: Spread | None           # recording on vs off: time on / time off - 1
+    vs_hf: Spread | None              # engine tokens/s over transformers' on the same drafter
+    hf_method: str | None
+    memory_mb: float | None
+    failures: int
+
+
+@dataclass
+class Target:
+    name: str
+    value: float | None
+    goal: str
+    met: bool | None
+
+
+@dataclass
+class BenchResult:
+    machine: dict
+    settings: dict
+    command: str
+    date: str
+    methods: list[MethodSpec]
+    rows: list[Row]
+    targets: list[Target]
+    runs: list[RunRecord]
+    notes: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        return {"format": FORMAT, "version": VERSION, **asdict(self)}
+
+    def save(self, path: str | Path) -> None:
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        Path(path).write_text(json.dumps(self.to_dict(), indent=1, ensure_ascii=False) + "\n")
+
+
+def summarize(specs: list[MethodSpec], runs: list[RunRecord]) -> tuple[list[Row], list[Target]]:
+    categories = sorted({r.category for r in runs})
+    rows = [_row(spec, specs, runs, group) for group in [ALL, *categories] for spec in specs]
+    return rows, _targets(rows)
+
+
+def _row(spec: MethodSpec, specs: list[MethodSpec], runs: list[RunRecord], group: str) -> Row:
+    mine = [r for r in runs if r.method == spec.name and group in (ALL, r.category)]
+    good = [r for r in mine if r.matches is not False]
+    evaluated = sum(r.evaluated or 0 for r in good)
+    iterations = sum(r.iterations or 0 for r in good)
+    cs = [r.c for r in good if r.c is not None]
+    twin = _twin(spec, specs)
+    hf = _hf_counterpart(spec, specs)
+    return Row(
+        spec.name, spec.family, spec.drafter, spec.gamma, spec.record, group, len(good),
+        tokens_per_s=_spread([_rate(rs) for rs in _by_repeat(good).values()]),
+        speedup=_paired(runs, spec.name, BASELINE, group) if spec.name != BASELINE else None,
+        alpha=sum(r.accepted or 0 for r in good) / evaluated if evaluated else None,
+        accepted_length=sum(r.tokens for r in good) / iterations if iterations else None,
+        c=statistics.median(cs) if cs else None,
+        overhead=_overhead(runs, spec.name, twin.name, group) if twin else None,
+        vs_hf=_paired(runs, spec.name, hf.name, group) if hf else None,
+        hf_method=hf.name if hf else None,
+        memory_mb=max((r.memory_mb for r in good), default=None),
+        failures=len(mine) - len(good))
+
+
+def _twin(spec: MethodSpec, specs: list[MethodSpec]) -> MethodSpec | None:
+    """The same engine drafter and γ with recording off, for a recording-on method."""
+    if spec.family != "engine" or spec.record is not True or spec.drafter == "none":
+        return None
+    return next((s for s in specs if s.family == "engine" and s.drafter == spec.drafter
+                 and s.gamma == spec.gamma and s.record is False), None)
+
+
+def _hf_counterpart(spec: MethodSpec, specs: list[MethodSpec]) -> MethodSpec | None:
+    """transformers' method for the same drafter and γ (its plain generate for the baseline)."""
+    if spec.family != "engine":
+        return None
+    return next((s for s in specs if s.family == "hf" and s.drafter == spec.drafter and s.gamma == spec.gamma), None)
+
+
+def _by_repeat(runs: list[RunRecord]) -> dict[int, list[RunRecord]]:
+    out: dict[int, list[RunRecord]] = {}
+    for r in runs:
+        out.setdefault(r.repeat, []).append(r)
+    return out
+
+
+def _rate(runs: list[RunRecord]) -> float:
+    return sum(r.tokens for r in runs) / sum(r.seconds for r in runs)
+
+
+def _pairs(runs: list[RunRecord], a: str, b: str, group: str) -> list[tuple[list[RunRecord], list[RunRecord]]]:
+    """Per repeat, the runs of a and of b on the prompts where both passed the equality check."""
+    def good(name: str) -> dict[tuple[int, str], RunRecord]:
+        return {(r.repeat, r.prompt): r for r in runs
+                if r.method == name and group in (ALL, r.category) and r.matches is not False}
+    left, right = good(a), good(b)
+    shared = sorted(left.keys() & right.keys())
+    repeats = sorted({k[0] for k in shared})
+    return [([left[k] for k in shared if k[0] == rep], [right[k] for k in shared if k[0] == rep]) for rep in repeats]
+
+
+def _paired(runs: list[RunRecord], a: str, b: str, group: str) -> Spread | None:
+    """Median over repeats of tokens/s of a over tokens/s of b."""
+    return _spread([_rate(x) / _rate(y) for x, y in _pairs(runs, a, b, group)])
+
+
+def _overhead(runs: list[RunRecord], on: str, off: str, group: str) -> Spread | None:
+    """Median over repeats of (time with recording) / (time without) - 1, tokens being equal."""
+    return _spread([_rate(y) / _rate(x) - 1 for x, y in _pairs(runs, on, off, group)])
+
+
+def _spread(values: list[float]) -> Spread | None:
+    return Spread(statistics.median(values), min(values), max(values)) if values else None
+
+
+def _targets(rows: list[Row]) -> list[Target]:
+    targets = []
+    for row in rows:
+        if row.category == ALL and row.overhead is not None:
+            value = row.overhead.median
+            targets.append(Target(f"recording overhead, {row.method} (all prompts)", value,
+                                  f"≤ {OVERHEAD_GOAL:.0%}", value <= OVERHEAD_GOAL))
+        if row.category == ALL and row.vs_hf is not None and row.drafter != "none" and row.record:
+            value = row.vs_hf.median
+            targets.append(Target(f"{row.method} vs {row.hf_method} (all prompts)", value,
+                                  f"≥ {HF_GOAL:.1f}", value >= HF_GOAL))
+        if row.category == "copy" and row.drafter == "ngram" and row.record and row.speedup is not None:
+            value = row.speedup.median
+            targets.append(Target(f"{row.method} speedup on copy-heavy prompts", value,
+                                  f"≥ {COPY_SPEEDUP_GOAL}", value >= COPY_SPEEDUP_GOAL))
+    return targets
