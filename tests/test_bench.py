@@ -1,0 +1,104 @@
+"""The benchmark's report format and its greedy-equality check (tiny models, a few tokens; no timings)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+
+import pytest
+
+from specviz.bench.markdown import to_markdown
+from specviz.bench.measure import BASELINE, measure
+from specviz.bench.methods import Method, MethodSpec, Outcome
+from specviz.bench.prompts import BenchPrompt, load_prompts
+from specviz.bench.report import FORMAT, BenchResult, summarize
+from specviz.cli import main
+from specviz.models import load_model
+
+PROMPTS = [BenchPrompt("a", "chat", "w1 w2 w3"), BenchPrompt("b", "copy", "w4 w5 w4 w5 w4")]
+
+
+def fake(name: str, family: str, drafter: str, ids: list[int], seconds: float, gamma: int | None = None,
+         record: bool | None = None) -> Method:
+    spec = MethodSpec(name, family, drafter, gamma, record)
+    return Method(spec, lambda prompt: Outcome(list(ids), seconds, 3, accepted=2, evaluated=3, iterations=2,
+                                               c=0.1 if drafter != "none" else None))
+
+
+@pytest.fixture(scope="module")
+def tiny(tiny_llama_dirs):
+    return load_model(str(tiny_llama_dirs[0]))
+
+
+def fake_methods(tiny, wrong: bool = False) -> list[Method]:
+    """Methods that return fixed ids in fixed times; they hold the tiny model (for the memory column)."""
+    return [replace(m, models=(tiny,)) for m in [
+        fake(BASELINE, "engine", "none", [5, 6, 7, 8], 2.0, record=False),
+        fake("hf generate", "hf", "none", [5, 6, 7, 8], 2.0),
+        fake("engine ngram γ=4 rec on", "engine", "ngram", [5, 6, 9, 8] if wrong else [5, 6, 7, 8], 1.04, 4, True),
+        fake("engine ngram γ=4 rec off", "engine", "ngram", [5, 6, 7, 8], 1.0, 4, False),
+        fake("hf ngram γ=4", "hf", "ngram", [5, 6, 7, 8], 1.25, 4),
+    ]]
+
+
+def test_ratios_are_paired_medians(tiny):
+    methods = fake_methods(tiny)
+    runs = measure(methods, PROMPTS, repeats=2, warmup=0, greedy=True)
+    rows, targets = summarize([m.spec for m in methods], runs)
+    row = next(r for r in rows if r.method == "engine ngram γ=4 rec on" and r.category == "all")
+    assert row.runs == 4 and row.failures == 0
+    assert row.tokens_per_s.median == pytest.approx(4 / 1.04)
+    assert row.speedup.median == pytest.approx(2.0 / 1.04)
+    assert row.overhead.median == pytest.approx(0.04)
+    assert row.vs_hf.median == pytest.approx(1.25 / 1.04) and row.hf_method == "hf ngram γ=4"
+    assert row.alpha == pytest.approx(2 / 3) and row.accepted_length == pytest.approx(2.0)
+    assert {t.met for t in targets if "copy" in t.name} == {True}
+    assert [t.met for t in targets if "overhead" in t.name] == [True]
+
+
+def test_mismatch_is_reported_not_averaged(tiny):
+    methods = fake_methods(tiny, wrong=True)
+    runs = measure(methods, PROMPTS, repeats=1, warmup=0, greedy=True)
+    bad = [r for r in runs if r.matches is False]
+    assert [(r.method, r.first_mismatch) for r in bad] == [("engine ngram γ=4 rec on", 2)] * 2
+    rows, targets = summarize([m.spec for m in methods], runs)
+    row = next(r for r in rows if r.method == "engine ngram γ=4 rec on" and r.category == "all")
+    assert row.failures == 2 and row.runs == 0
+    assert row.tokens_per_s is None and row.speedup is None and row.overhead is None
+    result = BenchResult({"device": "cpu", "device_name": "test", "platform": "test", "torch": "x", "threads": 1,
+                          "transformers": "y", "dtype": "float32"},
+                         {"target": "t", "drafters": ["ngram"], "gammas": [4], "temperature": 0.0, "greedy": True,
+                          "max_new_tokens": 4, "repeats": 1, "warmup": 0, "prompts": 2, "categories": {"chat": 1},
+                          "memory_source": "test"}, "cmd", "today", [m.spec for m in methods], rows, targets, runs)
+    assert "FAILED: engine ngram γ=4 rec on on a (repeat 1) differs at token 2" in to_markdown(result)
+
+
+def test_bench_command_on_tiny_pair(tiny_llama_dirs, tmp_path):
+    target_dir, drafter_dir = tiny_llama_dirs
+    prompts = tmp_path / "prompts.json"
+    prompts.write_text(json.dumps({"prompts": [{"id": p.id, "category": p.category, "text": p.text}
+                                               for p in PROMPTS]}))
+    out, md = tmp_path / "bench.json", tmp_path / "BENCH.md"
+    code = main(["bench", "--target", str(target_dir), "--drafters", "ngram,model", "--drafter-model",
+                 str(drafter_dir), "--gammas", "2", "--max-new-tokens", "5", "--repeats", "1", "--warmup", "0",
+                 "--threads", "1", "--prompts", str(prompts), "--out", str(out), "--markdown", str(md)])
+    assert code == 0
+    data = json.loads(out.read_text())
+    assert data["format"] == FORMAT and data["version"] == 1
+    names = [m["name"] for m in data["methods"]]
+    assert names == [BASELINE, "hf generate", "engine ngram γ=2 rec on", "engine ngram γ=2 rec off", "hf ngram γ=2",
+                     "engine model γ=2 rec on", "engine model γ=2 rec off", "hf model γ=2"]
+    assert len(data["runs"]) == len(names) * len(PROMPTS)
+    assert all(r["matches"] for r in data["runs"]), [r for r in data["runs"] if not r["matches"]]
+    assert {r["category"] for r in data["rows"]} == {"all", "chat", "copy"}
+    row = next(r for r in data["rows"] if r["method"] == "engine model γ=2 rec on" and r["category"] == "all")
+    assert set(row["speedup"]) == {"median", "low", "high"} and row["alpha"] is not None and row["memory_mb"] > 0
+    assert data["machine"]["threads"] == 1 and data["settings"]["greedy"] is True
+    text = md.read_text()
+    assert text.startswith("# Benchmarks") and "| method | tokens/s" in text and "### Targets" in text
+
+
+def test_prompt_set_loads_with_categories():
+    prompts = load_prompts()
+    assert {p.category for p in prompts} == {"chat", "code", "copy"} and len({p.id for p in prompts}) == len(prompts)
+    assert [p.category for p in load_prompts(categories=["copy"], per_category=2)] == ["copy", "copy"]
