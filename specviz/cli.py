@@ -12,6 +12,7 @@ from dataclasses import replace
 from specviz.bench.command import add_bench_arguments, run_bench
 from specviz.errors import SpecvizError
 from specviz.settings import VERIFY_RULES, DecodeSettings
+from specviz.training.command import add_train_arguments, run_train
 
 STYLE = {  # ANSI styles; without colour the markers below still tell the kinds apart
     "accepted": ("\033[32m", "", ""), "rejected": ("\033[2;9;31m", "~", "~"),
@@ -38,7 +39,8 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--target", default=None,
                         help="target model: hub id or local directory (default: the embedded SmolLM2-135M-Instruct)")
     parser.add_argument("--drafter", default="ngram", choices=DRAFTER_KINDS, help="drafter kind (default: ngram)")
-    parser.add_argument("--drafter-model", default=None, help="draft LM for --drafter model: hub id or directory")
+    parser.add_argument("--drafter-model", default=None,
+                        help="draft LM for --drafter model: hub id or directory; for eagle / tiny: a weights file")
     parser.add_argument("--device", default=None, help="cuda, cuda:1, cpu ... (default: cuda when available)")
     parser.add_argument("--dtype", default=None, choices=["float32", "float16", "bfloat16"],
                         help="model dtype (default: bf16/fp16 on CUDA, fp32 on the CPU)")
@@ -116,6 +118,8 @@ def _styled(text: str, kind: str, color: bool) -> str:
 COMMANDS = [
     ("generate", "generate text with speculative decoding and print what happened",
      add_generate_arguments, run_generate),
+    ("train-drafter", "train an EAGLE-style head or a tiny LM drafter for the target",
+     add_train_arguments, run_train),
     ("bench", "time speculative decoding against the baseline and transformers' generate",
      add_bench_arguments, run_bench),
 ]

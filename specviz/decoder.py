@@ -5,6 +5,13 @@ Iterating it yields each `Iteration` as soon as it is decided; `run.trace` is co
 loop ends (or is stopped early: the trace then holds what was decided so far). With no drafter
 every iteration is one plain target step, so the autoregressive baseline produces records of the
 same shape.
+
+A drafter that reads the target's features (an EAGLE head) has an `observe(hidden)` method: the
+loop then asks the target for its last hidden states along with the logits it computes anyway,
+and hands over those of every committed position whose feature is known: the prompt's before
+the first draft (the prefill that the first verification would have run), then after each
+iteration the position before the drafts and each emitted draft. The feature of the iteration's
+last emitted token (the bonus or correction) comes with the next verification.
 """
 
 from __future__ import annotations
@@ -33,6 +40,7 @@ class Run:
         self.settings = settings
         self.lm = CachedLM(target, use_cache=use_cache, latency_ms=settings.target_latency_ms)
         self.vocab = getattr(drafter, "vocab", None) or target.vocab_size
+        self.observe = getattr(drafter, "observe", None)
         self.warper = Warper(settings)
         self.clock = Clock(target.device)
         self.generator = torch.Generator(device=target.device).manual_seed(settings.seed)
@@ -48,6 +56,8 @@ class Run:
         seq = self.lm.start(trace.prompt_ids)
         if self.drafter is not None:
             self.drafter.begin(trace.prompt_ids)
+        if self.observe is not None and len(seq) > 1:
+            self.observe(self.lm.logits(seq[:-1], hidden=len(seq) - 1)[1])
         generated = trace.generated_ids
         try:
             while len(generated) < s.max_new_tokens and not self._ended(generated):
@@ -73,7 +83,11 @@ class Run:
             draft = self.drafter.propose(generated, gamma, self.warper, self.generator)
         t1 = self.clock.now()
         drafted = draft.tokens.tolist()
-        logits = self.lm.logits(seq + drafted, last=len(drafted) + 1)[:, : self.vocab]
+        if self.observe is None:
+            logits = self.lm.logits(seq + drafted, last=len(drafted) + 1)
+        else:
+            logits, hidden = self.lm.logits(seq + drafted, last=len(drafted) + 1, hidden=len(drafted) + 1)
+        logits = logits[:, : self.vocab]
         t2 = self.clock.now()
         p = self.warper.probs(logits)
         if s.rule == "sampling":
@@ -83,6 +97,8 @@ class Run:
         else:
             verdict = verification.spec_verification(logits, draft.tokens, s.beta, s.tau)
         emitted = self._emitted(drafted[: verdict.accepted], verdict, budget)
+        if self.observe is not None:
+            self.observe(hidden[: len(emitted)])
         t3 = self.clock.now()
         iteration = Iteration(index=index, drafted=len(drafted), accepted=verdict.accepted,
                               emitted_ids=emitted, draft_time=t1 - t0, verify_time=t2 - t1,

@@ -1,7 +1,8 @@
 """A model plus its KV cache, fed token sequences and rolled back after rejections.
 
 `CachedLM.logits(seq, last)` returns the next-token logits at the last `last` positions of
-`seq`. It remembers which tokens its cache already holds, keeps the longest common prefix with
+`seq` (and, asked for `hidden=h`, the final hidden states of its last h positions: the features an
+EAGLE head reads). It remembers which tokens its cache already holds, keeps the longest common prefix with
 `seq` (`DynamicCache.crop(-k)` drops the k newest entries, so a rejected draft leaves the cache
 as if it had never been fed) and runs the model only on the new tokens. An encoder-decoder
 model runs its encoder once per prompt; `seq` is then the decoder's sequence.
@@ -44,8 +45,11 @@ class CachedLM:
         self.cache = DynamicCache()
         return list(prompt_ids)
 
-    def logits(self, seq: list[int], last: int = 1) -> torch.Tensor:
-        """Next-token logits [last, V] for the last `last` positions of seq."""
+    def logits(self, seq: list[int], last: int = 1,
+               hidden: int = 0) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
+        """Next-token logits [last, V] for the last `last` positions of seq; with `hidden` > 0,
+        also the final layer's hidden states [hidden, d] (the LM head's input) of its last `hidden`
+        positions, which must all be new to the cache."""
         keep = 0
         if self.use_cache:
             keep = min(_common_prefix(self.fed, seq), len(seq) - last)
@@ -58,12 +62,16 @@ class CachedLM:
         new = torch.tensor([seq[keep:]], device=self.loaded.device)
         if self.loaded.is_encoder_decoder:
             out = self.model(encoder_outputs=self.encoder_outputs, decoder_input_ids=new,
-                             past_key_values=self.cache, use_cache=True)
+                             past_key_values=self.cache, use_cache=True, output_hidden_states=hidden > 0)
         else:
-            out = self.model(input_ids=new, past_key_values=self.cache, use_cache=True)
+            out = self.model(input_ids=new, past_key_values=self.cache, use_cache=True,
+                             output_hidden_states=hidden > 0)
         self.calls += 1
         if self.latency:
             time.sleep(self.latency)
+        if hidden:
+            states = out.decoder_hidden_states if self.loaded.is_encoder_decoder else out.hidden_states
+            return out.logits[0, -last:], states[-1][0, -hidden:]
         return out.logits[0, -last:]
 
 

@@ -1,0 +1,126 @@
+"""EAGLE-style draft head (Li et al. 2024, "EAGLE: Speculative Sampling Requires Rethinking
+Feature Uncertainty").
+
+The head reads the target's own features: at position t it fuses the target's last hidden
+state f_t with the embedding of the next token x_{t+1} (fc: [f_t; e_{t+1}] -> d), runs one
+decoder layer over that sequence and predicts the next feature f̂_{t+1}; the target's frozen LM
+head turns f̂ into q(x_{t+2}). Only the fusion layer, the decoder layer and an output norm are
+trained; the embedding and LM head are the target's, shared rather than copied.
+
+While drafting, the committed positions use the true features the target computed when it
+verified them (handed over through `observe`), and each further draft step feeds the head its
+own prediction f̂, because the feature of a token the target has not seen yet is unknown.
+The LM head is restricted to a draft vocabulary (see `layers.spread`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import torch
+from torch import nn
+
+from specviz.drafters.base import Draft, empty_draft
+from specviz.drafters.layers import KV, Block, BlockConfig, RMSNorm, crop, head_rows, spread
+from specviz.drafters.weights import DRAFTERS_DIR, load_weights
+from specviz.errors import SpecvizError
+from specviz.models import LoadedModel
+from specviz.warpers import Warper
+
+KIND = "eagle"
+DEFAULT_WEIGHTS = DRAFTERS_DIR / "eagle-smollm2-135m.safetensors"
+
+
+class EagleHead(nn.Module):
+    """fc([f_t; e(x_{t+1})]) -> decoder layer -> norm = f̂_{t+1}; logits = LM head(f̂_{t+1})."""
+
+    def __init__(self, c: BlockConfig, target: LoadedModel, vocab: torch.Tensor):
+        super().__init__()
+        self.config = c
+        self.fc = nn.Linear(2 * c.hidden_size, c.hidden_size)
+        self.block = Block(c)
+        self.norm = RMSNorm(c.hidden_size, c.rms_norm_eps)
+        self.register_buffer("vocab", vocab.to(target.device))
+        # the target's frozen embedding and LM head rows, held outside the module's parameters
+        self.shared = (target.model.get_input_embeddings(), head_rows(target.model.get_output_embeddings(), vocab))
+
+    @classmethod
+    def from_target(cls, target: LoadedModel, vocab: torch.Tensor, init_layer: int = -1) -> EagleHead:
+        """A fresh head whose decoder layer and norm start as copies of the target's."""
+        head = cls(BlockConfig.from_target(target.model.config), target, vocab).to(target.device)
+        layers = target.model.model.layers
+        head.block.load_state_dict(layers[init_layer].state_dict(), strict=False)
+        head.norm.weight.data.copy_(target.model.model.norm.weight.data)
+        return head
+
+    def forward(self, features: torch.Tensor, tokens: torch.Tensor, positions: torch.Tensor,
+                past: KV | None = None) -> tuple[torch.Tensor, KV]:
+        """features [B, T, d] (f_t), tokens [B, T] (x_{t+1}), positions [T] (t) -> f̂ [B, T, d], cache."""
+        embed = self.shared[0](tokens).to(features.dtype)
+        h, cache = self.block(self.fc(torch.cat([features, embed], dim=-1)), positions, past)
+        return self.norm(h), cache
+
+    def logits(self, predicted: torch.Tensor) -> torch.Tensor:
+        """Logits over the draft vocabulary [..., N]."""
+        return predicted @ self.shared[1].T
+
+
+class EagleDrafter:
+    """Drafts with an `EagleHead` on the features the decoder hands over through `observe`."""
+
+    def __init__(self, head: EagleHead, vocab_size: int, name: str = "EAGLE head"):
+        self.name = name
+        self.head = head.eval()
+        self.vocab_size = vocab_size
+        p = next(head.parameters())
+        self.device, self.dtype = p.device, p.dtype
+        self.prompt: list[int] = []
+        self.features: list[torch.Tensor] = []
+        self.cache: KV | None = None
+        self.cached = 0  # head positions in `cache` fed with true target features
+
+    def begin(self, prompt_ids: list[int]) -> None:
+        self.prompt, self.features, self.cache, self.cached = list(prompt_ids), [], None, 0
+
+    def observe(self, hidden: torch.Tensor) -> None:
+        """Target last hidden states [m, d] of the next m committed positions, in order."""
+        self.features.append(hidden.detach().to(self.dtype))
+
+    @torch.no_grad()
+    def propose(self, generated: list[int], gamma: int, warper: Warper, generator: torch.Generator) -> Draft:
+        seq = self.prompt + generated
+        feats = torch.cat(self.features) if self.features else torch.empty(0)
+        self.features = [feats]
+        known = feats.shape[0]  # the last token's feature is not known yet
+        if known == 0:  # a one-token prompt: the target's first step brings the first feature
+            return empty_draft(self.vocab_size, self.device)
+        if known != len(seq) - 1:
+            raise SpecvizError(f"the EAGLE head needs the target's features of all {len(seq) - 1} committed "
+                               f"positions but has {known}: run it through the decoder, which hands them over")
+        if self.cache is not None:
+            self.cache = crop(self.cache, self.cached)
+        new = torch.arange(self.cached, known, device=self.device)
+        tokens = torch.tensor(seq[self.cached + 1: known + 1], device=self.device)
+        predicted, self.cache = self.head(feats[self.cached:known][None], tokens[None], new, self.cache)
+        self.cached = known
+        feature = predicted[:, -1:]
+        drafted, qs = [], []
+        for i in range(gamma):
+            q = warper.probs(spread(self.head.logits(feature[0, -1]), self.head.vocab, self.vocab_size))
+            token = warper.pick(q, generator)
+            drafted.append(token)
+            qs.append(q)
+            if i + 1 < gamma:
+                position = torch.tensor([known + i], device=self.device)
+                feature, self.cache = self.head(feature, token.view(1, 1), position, self.cache)
+        return Draft(torch.stack(drafted), torch.stack(qs), calls=gamma)
+
+
+def load_eagle(target: LoadedModel, path: Path | None = None) -> EagleDrafter:
+    """The trained head in `path` (default: the shipped one), refused unless it belongs to `target`."""
+    path = Path(path) if path else DEFAULT_WEIGHTS
+    state, config = load_weights(path, KIND, target)
+    head = EagleHead(BlockConfig(**config), target, state["vocab"])
+    head.load_state_dict(state)
+    return EagleDrafter(head.to(device=target.device, dtype=target.dtype), target.vocab_size,
+                        name=f"EAGLE head ({path.stem})")

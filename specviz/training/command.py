@@ -1,0 +1,89 @@
+"""`python -m specviz train-drafter --kind eagle|tiny`: data, training, weights, card.
+
+Writes `<out>.safetensors` (the trained parameters in fp16, tied to the target's fingerprint) and
+`<out>.json` (the card: target, data size, steps, wall times, held-out α̂ at T=0 and T=1, the
+learning curve, and the command that reproduces it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shlex
+import sys
+import time
+from dataclasses import asdict
+from pathlib import Path
+
+from specviz.training.config import KINDS, TrainConfig
+
+
+def add_train_arguments(parser: argparse.ArgumentParser) -> None:
+    d = TrainConfig()
+    parser.add_argument("--kind", choices=KINDS, default=d.kind, help="eagle: EAGLE-style head; tiny: 2-layer LM")
+    parser.add_argument("--target", default=None, help="target model (default: the embedded SmolLM2-135M-Instruct)")
+    parser.add_argument("--device", default=None, help="cuda, cpu ... (default: cuda when available)")
+    parser.add_argument("--out", default=None, help="weights file (default: the shipped assets/drafters/"
+                        "<kind>-smollm2-135m.safetensors; a JSON card is written beside it)")
+    for name in ("steps", "batch_size", "warmup", "unroll", "draft_vocab", "max_new_tokens", "top_k",
+                 "eval_every", "eval_prompts", "eval_tokens", "seed"):
+        parser.add_argument(f"--{name.replace('_', '-')}", type=int, default=getattr(d, name))
+    for name in ("lr", "ce_weight", "reg_weight", "noise"):
+        parser.add_argument(f"--{name.replace('_', '-')}", type=float, default=getattr(d, name))
+    parser.add_argument("--resume", action="store_true", help="continue from the checkpoint of an interrupted run")
+    parser.add_argument("--threads", type=int, default=None,
+                        help="CPU threads for torch (1 is fastest on a busy 2-core machine)")
+
+
+def run_train(args: argparse.Namespace) -> None:
+    import torch
+
+    from specviz.drafters.eagle import load_eagle
+    from specviz.drafters.tiny import load_tiny
+    from specviz.drafters.weights import DRAFTERS_DIR, fingerprint, save_weights
+    from specviz.models import cache_dir, load_model
+    from specviz.training.data import cached_samples, load_prompts
+    from specviz.training.evaluate import acceptance
+    from specviz.training.train import model_config, train
+
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    began = time.time()
+    names = set(TrainConfig.__dataclass_fields__) - {"curve", "out", "kind"}
+    cfg = TrainConfig(kind=args.kind, **{k: getattr(args, k) for k in names})
+    cfg.out = args.out or str(DRAFTERS_DIR / f"{args.kind}-smollm2-135m.safetensors")
+    target = load_model(args.target, device=args.device, dtype="float32")
+    target.model.requires_grad_(False)
+    mark = fingerprint(target)
+    train_samples = cached_samples(target, "train", mark, cfg.max_new_tokens, cfg.top_k)
+    heldout = cached_samples(target, "heldout", mark, cfg.max_new_tokens, cfg.top_k)
+    data_time = time.time() - began
+    checkpoint = cache_dir() / "training" / f"checkpoint-{cfg.kind}-{mark}.pt"
+    if not args.resume:
+        checkpoint.unlink(missing_ok=True)
+    model = train(cfg, target, train_samples, heldout, checkpoint)
+    train_time = time.time() - began - data_time
+    out = Path(cfg.out)
+    save_weights(out, model.state_dict(), cfg.kind, model_config(cfg, model), target)
+    drafter = (load_eagle if cfg.kind == "eagle" else load_tiny)(target, out)
+    prompts = load_prompts("heldout")[: cfg.eval_prompts]
+    results = [acceptance(target, drafter, prompts, t, max_new_tokens=cfg.eval_tokens).to_dict() for t in (0.0, 1.0)]
+    card = {
+        "kind": cfg.kind, "weights": out.name, "target": target.name, "target_fingerprint": mark,
+        "trainable_parameters": sum(p.numel() for p in model.parameters()), "bytes": out.stat().st_size,
+        "data": {"train_prompts": len(train_samples), "answer_tokens": sum(s.n_answer for s in train_samples),
+                 "heldout_prompts": len(heldout), "max_new_tokens": cfg.max_new_tokens, "top_k": cfg.top_k,
+                 "answers": "greedy"},
+        "training": {k: v for k, v in asdict(cfg).items() if k not in ("curve", "out")},
+        "heldout_acceptance": results,
+        "wall_time_s": {"data": round(data_time, 1), "train": round(train_time, 1),
+                        "total_with_eval": round(time.time() - began, 1)},
+        "device": str(target.device), "threads": torch.get_num_threads(),
+        "command": shlex.join(["python", "-m", "specviz", *sys.argv[1:]]),
+        "curve": cfg.curve,
+    }
+    out.with_suffix(".json").write_text(json.dumps(card, indent=1) + "\n")
+    for r in results:
+        print(f"held-out T={r['temperature']:g}, gamma={r['gamma']}: alpha {r['alpha']:.3f}, "
+              f"accepted length {r['accepted_length']:.2f}")
+    print(f"saved {out} ({out.stat().st_size / 1e6:.1f} MB) and its card; {time.time() - began:.0f} s in all")

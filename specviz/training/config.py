@@ -1,0 +1,29 @@
+"""The knobs of one drafter training run (`python -m specviz train-drafter`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+KINDS = ("eagle", "tiny")
+
+
+@dataclass
+class TrainConfig:
+    kind: str = "eagle"
+    steps: int = 600
+    batch_size: int = 8          # sequences per step
+    lr: float = 1e-3
+    warmup: int = 30
+    ce_weight: float = 0.2       # λ
+    reg_weight: float = 0.5      # EAGLE feature regression
+    unroll: int = 2              # EAGLE draft steps trained per position
+    noise: float = 0.2           # EAGLE input feature noise U(-noise, noise)
+    draft_vocab: int = 8192      # draft LM head rows (0 = the full vocabulary)
+    max_new_tokens: int = 128    # target answer length for the training data
+    top_k: int = 20              # target log-probs cached per position
+    eval_every: int = 50
+    eval_prompts: int = 40
+    eval_tokens: int = 64
+    seed: int = 0
+    out: str = ""
+    curve: list[dict] = field(default_factory=list, repr=False)

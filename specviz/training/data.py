@@ -1,0 +1,120 @@
+"""Distillation data: the target answers a prompt set, and we keep what a drafter learns from.
+
+Sequence-level distillation (SpecDec, Xia et al.; DistillSpec, Zhou et al.): the target writes
+greedy answers to the shipped prompts, and for every answer position we cache once the target's
+top-k next-token log-probs (for KL(p_target ‖ p_draft)) and its last hidden state, the feature
+an EAGLE head reads (Li et al. 2024). Prompts are left-padded and decoded as one batch with a
+shared KV cache, which is several times faster than one sequence at a time.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+from tqdm import tqdm
+from transformers import DynamicCache
+
+from specviz.models import LoadedModel, cache_dir
+
+PROMPTS_DIR = Path(__file__).resolve().parents[2] / "assets" / "prompts"
+
+
+@dataclass
+class Sample:
+    """One prompt + target answer.
+
+    tokens [L]: prompt then answer. features [L-1, H] fp16: the target's last hidden state at
+    every position that was fed (the final token never is). top_ids / top_logp [A, K]: the
+    target's k most likely next tokens at the A positions that predict the answer tokens.
+    """
+
+    tokens: torch.Tensor
+    n_prompt: int
+    features: torch.Tensor
+    top_ids: torch.Tensor
+    top_logp: torch.Tensor
+
+    @property
+    def n_answer(self) -> int:
+        return len(self.tokens) - self.n_prompt
+
+
+def load_prompts(split: str) -> list[str]:
+    """The shipped prompts of one split ("train" or "heldout")."""
+    return json.loads((PROMPTS_DIR / f"{split}.json").read_text())["prompts"]
+
+
+@torch.no_grad()
+def answer_batch(target: LoadedModel, prompts: list[list[int]], max_new_tokens: int, top_k: int) -> list[Sample]:
+    """Greedy answers to a batch of tokenized prompts with their features and top-k log-probs."""
+    model, device = target.model, target.device
+    width = max(len(p) for p in prompts)
+    ids = torch.zeros(len(prompts), width, dtype=torch.long, device=device)
+    mask = torch.zeros_like(ids)
+    for b, p in enumerate(prompts):
+        ids[b, width - len(p):] = torch.tensor(p)
+        mask[b, width - len(p):] = 1
+    positions = (mask.cumsum(-1) - 1).clamp(min=0)
+    cache = DynamicCache()
+    hidden = model.model(input_ids=ids, attention_mask=mask, position_ids=positions,
+                         past_key_values=cache, use_cache=True).last_hidden_state
+    feats = [[hidden[b, width - len(p):]] for b, p in enumerate(prompts)]
+    answers, tops, logps = [[] for _ in prompts], [[] for _ in prompts], [[] for _ in prompts]
+    done = torch.zeros(len(prompts), dtype=torch.bool, device=device)
+    eos = torch.tensor(sorted(target.eos_ids), device=device)
+    last = hidden[:, -1]
+    for step in range(max_new_tokens):
+        logp = torch.log_softmax(model.lm_head(last).float(), dim=-1)
+        top = logp.topk(top_k, dim=-1)
+        token = top.indices[:, 0]
+        for b in torch.nonzero(~done).flatten().tolist():
+            answers[b].append(int(token[b]))
+            tops[b].append(top.indices[b])
+            logps[b].append(top.values[b])
+        done |= torch.isin(token, eos)
+        if bool(done.all()) or step == max_new_tokens - 1:
+            break
+        mask = torch.cat([mask, torch.ones_like(mask[:, :1])], dim=1)
+        positions = positions[:, -1:] + 1
+        last = model.model(input_ids=token[:, None], attention_mask=mask, position_ids=positions,
+                           past_key_values=cache, use_cache=True).last_hidden_state[:, -1]
+        for b in torch.nonzero(~done).flatten().tolist():
+            feats[b].append(last[b:b + 1])
+    return [Sample(tokens=torch.tensor(p + a, dtype=torch.int32), n_prompt=len(p),
+                   features=torch.cat(f)[: len(p) + len(a) - 1].half(),
+                   top_ids=torch.stack(t).int(), top_logp=torch.stack(lp).half())
+            for p, a, f, t, lp in zip(prompts, answers, feats, tops, logps)]
+
+
+def build_samples(target: LoadedModel, prompts: list[str], max_new_tokens: int = 128, top_k: int = 20,
+                  batch_size: int = 32) -> list[Sample]:
+    """Target answers to `prompts` (chat template applied), batched by similar prompt length."""
+    encoded = [target.encode_prompt(p) for p in prompts]
+    order = sorted(range(len(encoded)), key=lambda i: len(encoded[i]))
+    samples: list[Sample | None] = [None] * len(encoded)
+    with tqdm(total=len(encoded), desc="target answers", unit="prompt") as bar:
+        for start in range(0, len(order), batch_size):
+            chunk = order[start:start + batch_size]
+            for i, sample in zip(chunk, answer_batch(target, [encoded[i] for i in chunk], max_new_tokens, top_k)):
+                samples[i] = sample
+            bar.update(len(chunk))
+    return samples
+
+
+def cached_samples(target: LoadedModel, split: str, fingerprint: str, max_new_tokens: int = 128,
+                   top_k: int = 20, batch_size: int = 32) -> list[Sample]:
+    """`build_samples` for a shipped split, computed once per target / prompt set and cached on disk."""
+    prompts = load_prompts(split)
+    key = hashlib.sha256(json.dumps([fingerprint, prompts, max_new_tokens, top_k]).encode()).hexdigest()[:16]
+    path = cache_dir() / "training" / f"{split}-{key}.pt"
+    if path.exists():
+        return [Sample(**d) for d in torch.load(path)]
+    samples = build_samples(target, prompts, max_new_tokens, top_k, batch_size)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    torch.save([vars(s) for s in samples], path.with_suffix(".tmp"))
+    path.with_suffix(".tmp").rename(path)
+    return samples

@@ -1,0 +1,142 @@
+"""The training loop that distils a drafter from the target.
+
+1. The target answers the shipped training prompts; its features and top-k log-probs are cached
+   once (`data`).
+2. The drafter (`EagleHead` or `TinyLM`, on the target's frozen embedding and LM head) is trained
+   with KL(p_target ‖ p_draft) + λ·CE (`loss`). The EAGLE head also regresses the next feature
+   (SmoothL1, Li et al. 2024 §4.2), sees features with uniform noise, and is unrolled: its later
+   steps read its own predicted features, as they will when drafting γ > 1 tokens.
+3. Every `eval_every` steps: teacher-forced β and top-1 agreement on the held-out answers, and
+   a checkpoint that `--resume` continues from.
+4. The trained parameters are saved in fp16 with the target's fingerprint, reloaded from that
+   file, and measured in the engine's decoder loop on held-out prompts at T=0 and T=1; the
+   numbers and the learning curve go into the JSON card beside the weights.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+from functools import lru_cache
+from pathlib import Path
+
+import torch
+import torch.nn.functional as F
+from tqdm import tqdm
+
+from specviz.drafters.eagle import EagleHead
+from specviz.drafters.tiny import TinyLM
+from specviz.errors import SpecvizError
+from specviz.models import LoadedModel
+from specviz.training.batches import Batch, draft_vocabulary, index_map, make_batch
+from specviz.training.config import TrainConfig
+from specviz.training.data import Sample
+from specviz.training.loss import distill
+
+
+def build_model(cfg: TrainConfig, target: LoadedModel, vocab: torch.Tensor) -> torch.nn.Module:
+    if cfg.kind == "eagle":
+        return EagleHead.from_target(target, vocab)
+    return TinyLM.from_target(target, vocab)
+
+
+def model_config(cfg: TrainConfig, model: torch.nn.Module) -> dict:
+    """What `load_eagle` / `load_tiny` rebuild the module from."""
+    if cfg.kind == "eagle":
+        return model.config.to_dict()
+    return {"block": model.config.to_dict(), "n_layers": len(model.blocks)}
+
+
+def batch_loss(cfg: TrainConfig, model: torch.nn.Module, batch: Batch, train: bool) -> tuple[torch.Tensor, dict]:
+    """Total loss of one batch and the logged parts (per unrolled step for EAGLE)."""
+    if cfg.kind == "tiny":
+        logits, _ = model(batch.tokens, batch.positions)
+        loss, parts = distill(logits[batch.counted], batch.targets, cfg.ce_weight)
+        return loss, parts
+    features = batch.features
+    if train and cfg.noise:
+        features = features + (torch.rand_like(features) * 2 - 1) * cfg.noise
+    total, logged, predicted = 0.0, {}, None
+    for step in range(cfg.unroll):
+        if predicted is not None:  # the next draft step reads the feature the head itself predicted
+            features = torch.cat([batch.features[:, :1], predicted[:, :-1]], dim=1)
+        predicted, _ = model(features, batch.tokens, batch.positions)
+        loss, parts = distill(model.logits(predicted[batch.counted]), batch.targets, cfg.ce_weight)
+        reg = F.smooth_l1_loss(predicted[batch.counted], batch.next_features[batch.counted])
+        total = total + loss + cfg.reg_weight * reg
+        logged.update({f"{k}{step + 1}": v for k, v in {**parts, "reg": reg.item()}.items()})
+    return total, logged
+
+
+def learning_rate(cfg: TrainConfig, step: int) -> float:
+    """Linear warm-up, then cosine decay to a tenth."""
+    if step < cfg.warmup:
+        return cfg.lr * (step + 1) / cfg.warmup
+    progress = (step - cfg.warmup) / max(1, cfg.steps - cfg.warmup)
+    return cfg.lr * (0.1 + 0.45 * (1 + math.cos(math.pi * progress)))
+
+
+@lru_cache(maxsize=4)
+def _epoch_order(n: int, epoch: int, seed: int) -> list[int]:
+    return random.Random(seed * 1_000_003 + epoch).sample(range(n), n)
+
+
+def batch_indices(n: int, batch_size: int, step: int, seed: int) -> list[int]:
+    """Sample indices of a step: consecutive slices of per-epoch shuffles, so resuming is exact."""
+    return [_epoch_order(n, i // n, seed)[i % n] for i in range(step * batch_size, (step + 1) * batch_size)]
+
+
+@torch.no_grad()
+def validate(cfg: TrainConfig, model: torch.nn.Module, samples: list[Sample], index: torch.Tensor,
+             device: torch.device) -> dict[str, float]:
+    """Teacher-forced parts of the loss on held-out answers, averaged over batches."""
+    model.eval()
+    sums: dict[str, float] = {}
+    chunks = [samples[i:i + 16] for i in range(0, len(samples), 16)]
+    for chunk in chunks:
+        _, parts = batch_loss(cfg, model, make_batch(chunk, cfg.kind, index, device), train=False)
+        for k, v in parts.items():
+            sums[k] = sums.get(k, 0.0) + v / len(chunks)
+    model.train()
+    return sums
+
+
+def train(cfg: TrainConfig, target: LoadedModel, train_samples: list[Sample], heldout: list[Sample],
+          checkpoint: Path | None = None, progress: bool = True) -> torch.nn.Module:
+    """Train a drafter of `cfg.kind` for `cfg.steps` steps; resume from `checkpoint` when it exists."""
+    torch.manual_seed(cfg.seed)
+    vocab = draft_vocabulary(train_samples, cfg.draft_vocab, target.vocab_size)
+    index = index_map(vocab, target.vocab_size)
+    model = build_model(cfg, target, vocab).float().train()
+    optimizer = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=cfg.lr,
+                                  weight_decay=0.0, betas=(0.9, 0.95))
+    start = 0
+    if checkpoint is not None and checkpoint.exists():
+        saved = torch.load(checkpoint, weights_only=False)
+        if saved["kind"] != cfg.kind:
+            raise SpecvizError(f"checkpoint {checkpoint} is for a {saved['kind']!r} drafter, not {cfg.kind!r}")
+        model.load_state_dict(saved["model"])
+        optimizer.load_state_dict(saved["optimizer"])
+        start, cfg.curve = saved["step"], saved["curve"]
+    bar = tqdm(range(start, cfg.steps), desc=f"train {cfg.kind}", unit="step", initial=start, total=cfg.steps,
+               disable=not progress)
+    for step in bar:
+        for group in optimizer.param_groups:
+            group["lr"] = learning_rate(cfg, step)
+        chosen = [train_samples[i] for i in batch_indices(len(train_samples), cfg.batch_size, step, cfg.seed)]
+        loss, parts = batch_loss(cfg, model, make_batch(chosen, cfg.kind, index, target.device), train=True)
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        optimizer.step()
+        bar.set_postfix(loss=f"{loss.item():.3f}", top1=f"{parts.get('top1', parts.get('top11', 0)):.2f}")
+        if (step + 1) % cfg.eval_every == 0 or step + 1 == cfg.steps:
+            val = validate(cfg, model, heldout, index, target.device)
+            cfg.curve.append({"step": step + 1, "train_loss": loss.item(), **{f"val_{k}": v for k, v in val.items()}})
+            bar.write(json.dumps({k: round(v, 4) for k, v in cfg.curve[-1].items()}))
+            if checkpoint is not None:
+                checkpoint.parent.mkdir(parents=True, exist_ok=True)
+                torch.save({"kind": cfg.kind, "step": step + 1, "model": model.state_dict(),
+                            "optimizer": optimizer.state_dict(), "curve": cfg.curve}, checkpoint)
+    return model.eval()

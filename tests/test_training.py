@@ -1,0 +1,95 @@
+"""Drafter training on a tiny target built from a config: data, loss, loop, resume, weights."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from specviz import load_model
+from specviz.drafters.eagle import EagleHead, load_eagle
+from specviz.drafters.layers import spread
+from specviz.drafters.tiny import load_tiny
+from specviz.drafters.weights import save_weights
+from specviz.training.batches import draft_vocabulary, index_map
+from specviz.training.config import TrainConfig
+from specviz.training.data import answer_batch, build_samples
+from specviz.training.loss import Targets, distill
+from specviz.training.train import model_config, train
+
+PROMPTS = ["w1 w2 w3", "w4 w5", "w6 w7 w8 w9 w10", "w11", "w3 w3 w12", "w2 w9 w4 w4", "w5 w6 w7", "w10 w1"]
+
+
+@pytest.fixture(scope="module")
+def small(tiny_llama_dirs):
+    torch.set_num_threads(1)
+    target = load_model(str(tiny_llama_dirs[0]))
+    target.model.requires_grad_(False)
+    return target
+
+
+@pytest.fixture(scope="module")
+def samples(small):
+    return build_samples(small, PROMPTS, max_new_tokens=10, top_k=4, batch_size=3)
+
+
+def test_batched_answers_match_one_prompt_at_a_time(small):
+    prompts = [small.encode_prompt(p) for p in PROMPTS[:3]]
+    together = answer_batch(small, prompts, max_new_tokens=10, top_k=4)
+    for prompt, sample in zip(prompts, together):
+        alone = answer_batch(small, [prompt], max_new_tokens=10, top_k=4)[0]
+        assert sample.tokens.tolist() == alone.tokens.tolist()
+        assert torch.allclose(sample.features.float(), alone.features.float(), atol=1e-2)
+        ids = torch.tensor([prompt])
+        expected = small.model.generate(ids, do_sample=False, max_new_tokens=10)[0, len(prompt):]
+        assert sample.tokens[len(prompt):].tolist() == expected.tolist()[: sample.n_answer]
+        assert sample.features.shape[0] == len(sample.tokens) - 1
+        assert sample.top_ids.shape == (sample.n_answer, 4)
+        assert sample.top_ids[:, 0].tolist() == sample.tokens[len(prompt):].tolist()
+
+
+def test_distill_loss_vanishes_when_q_is_p():
+    logp = torch.log_softmax(torch.randn(5, 7), dim=-1)
+    top = logp.topk(7, dim=-1)
+    targets = Targets(top.indices, top.values, top.indices[:, 0])
+    loss, parts = distill(logp, targets, ce_weight=0.0)
+    assert abs(loss.item()) < 1e-5 and abs(parts["beta"] - 1.0) < 1e-5 and parts["top1"] == 1.0
+
+
+def test_draft_vocabulary_spreads_to_a_full_distribution(samples):
+    vocab = draft_vocabulary(samples, 6, 16)
+    assert len(vocab) == 6 and vocab.tolist() == sorted(vocab.tolist())
+    index = index_map(vocab, 16)
+    assert (index[vocab] == torch.arange(6)).all() and (index >= 0).sum() == 6
+    q = torch.softmax(spread(torch.randn(6), vocab, 16), dim=-1)
+    assert abs(q.sum().item() - 1) < 1e-6 and (q[index < 0] == 0).all()
+
+
+@pytest.mark.parametrize("kind", ["eagle", "tiny"])
+def test_a_few_steps_lower_the_loss_and_resume(small, samples, kind, tmp_path):
+    cfg = TrainConfig(kind=kind, steps=30, batch_size=4, lr=3e-3, warmup=2, eval_every=10, draft_vocab=0)
+    checkpoint = tmp_path / "checkpoint.pt"
+    model = train(cfg, small, samples, samples, checkpoint, progress=False)
+    first, last = cfg.curve[0], cfg.curve[-1]
+    key = "val_kl1" if kind == "eagle" else "val_kl"
+    assert last[key] < first[key]
+    resumed = TrainConfig(kind=kind, steps=40, batch_size=4, lr=3e-3, warmup=2, eval_every=10, draft_vocab=0)
+    train(resumed, small, samples, samples, checkpoint, progress=False)
+    assert [c["step"] for c in resumed.curve] == [10, 20, 30, 40]
+    path = tmp_path / f"{kind}.safetensors"
+    save_weights(path, model.state_dict(), kind, model_config(cfg, model), small)
+    drafter = (load_eagle if kind == "eagle" else load_tiny)(small, path)
+    assert drafter.name.endswith(f"({kind})")
+
+
+def test_eagle_head_steps_match_one_pass(small):
+    """Feeding positions one by one through the head's KV cache equals one causal pass."""
+    head = EagleHead.from_target(small, torch.arange(small.vocab_size)).eval()
+    features, tokens = torch.randn(1, 6, head.config.hidden_size), torch.randint(0, 16, (1, 6))
+    with torch.no_grad():
+        whole, _ = head(features, tokens, torch.arange(6))
+        part, cache = head(features[:, :4], tokens[:, :4], torch.arange(4))
+        steps = [part]
+        for t in (4, 5):
+            out, cache = head(features[:, t:t + 1], tokens[:, t:t + 1], torch.tensor([t]), cache)
+            steps.append(out)
+    assert torch.allclose(torch.cat(steps, dim=1), whole, atol=1e-5)
