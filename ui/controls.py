@@ -26,7 +26,7 @@ RULES = {"sampling": "lossless sampling", "greedy": "greedy (argmax match)", "sp
 
 DEFAULTS = {
     "pair": EMBEDDED_PAIR, "custom_target": "", "custom_drafter": "", "drafter": "ngram", "gamma": 4,
-    "verify": "sampling", "beta": 3, "tau": 1.0, "temperature": 1.0, "top_k": 0, "top_p": 1.0, "seed": 0,
+    "verify": "sampling", "beta": 3, "tau": 1.0, "temperature": 0.5, "top_k": 0, "top_p": 1.0, "seed": 0,
     "max_new_tokens": 48, "target_latency_ms": 0, "prompt_choice": next(iter(PROMPTS)),
     "prompt": next(iter(PROMPTS.values())),
 }

@@ -6,7 +6,7 @@ from __future__ import annotations
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from specviz.charts.style import KINDS, PHASES, layout
+from specviz.charts.style import KINDS, NEUTRAL, PHASES, layout
 from specviz.trace import Trace
 
 
@@ -23,9 +23,12 @@ def timeline(trace: Trace) -> go.Figure:
                 marker={"color": KINDS["accepted"].background, "line": {"color": "#009E73", "width": 2}},
                 legendgroup="tokens", row=2, col=1)
     for kind in ("correction", "bonus", "target"):
+        color = NEUTRAL if kind == "target" else KINDS[kind].color
         fig.add_bar(x=x, y=[1 if it.final is not None and it.final.kind == kind else 0 for it in its],
-                    name=kind, marker={"color": KINDS[kind].color, "pattern": {"shape": KINDS[kind].pattern}},
+                    name=kind, marker={"color": color, "pattern": {"shape": KINDS[kind].pattern}},
                     legendgroup="tokens", row=2, col=1)
     fig.update_layout(barmode="stack")
     fig.update_xaxes(title_text="iteration", row=2, col=1)
-    return layout(fig, "Iteration timeline", height=520)
+    layout(fig, "Iteration timeline", height=520)
+    fig.update_layout(legend={"orientation": "v", "x": 1.02, "y": 1, "xanchor": "left", "yanchor": "top"})
+    return fig

@@ -1,0 +1,58 @@
+"""AppTest: the sidebar's controls live in session state and survive page switches; Theory needs no model."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from ui.controls import PROMPTS
+
+APP = str(Path(__file__).resolve().parent.parent / "app.py")
+
+
+@pytest.fixture
+def app() -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.run()
+    assert not at.exception
+    return at
+
+
+def test_controls_change_session_state(app):
+    app.slider(key="gamma").set_value(7).run()
+    app.radio(key="verify").set_value("spec").run()
+    app.number_input(key="beta").set_value(5).run()
+    app.slider(key="target_latency_ms").set_value(120).run()
+    app.selectbox(key="prompt_choice").set_value("Code").run()
+    state = app.session_state
+    assert (state["gamma"], state["verify"], state["beta"], state["target_latency_ms"]) == (7, "spec", 5, 120)
+    assert state["prompt"] == PROMPTS["Code"]
+    app.switch_page("views/inspector.py").run()
+    assert app.slider(key="gamma").value == 7 and app.session_state["verify"] == "spec"
+    assert "No trace yet" in app.info[0].value
+
+
+def test_spec_knobs_only_for_spec_verification(app):
+    assert "beta" not in [w.key for w in app.sidebar.number_input]
+    app.radio(key="verify").set_value("spec").run()
+    assert "beta" in [w.key for w in app.sidebar.number_input]
+
+
+def test_custom_pair_without_target_says_so(app):
+    app.selectbox(key="pair").set_value(app.selectbox(key="pair").options[-1]).run()
+    app.button(key="generate").click().run()
+    assert "enter a target model" in app.error[0].value
+
+
+def test_theory_page(app):
+    app.switch_page("views/theory.py").run()
+    assert not app.exception
+    metrics = {m.label: m.value for m in app.metric}
+    assert metrics["expected tokens per iteration"] == "3.36"  # α = 0.8, γ = 4: (1 − 0.8⁵) / 0.2
+    assert metrics["optimal γ"] == "8"
+    app.slider(key="th_alpha").set_value(0.5).run()
+    assert {m.label: m.value for m in app.metric}["expected tokens per iteration"] == "1.94"
+    assert len(app.get("plotly_chart")) == 3
+    assert any("Rejection probability" in c.value for c in app.main.caption)

@@ -1,0 +1,69 @@
+"""AppTest: a real generation on the embedded model, then every page that reads its trace."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+APP = str(Path(__file__).resolve().parent.parent / "app.py")
+
+
+@pytest.fixture(scope="module")
+def generated() -> AppTest:
+    """One short greedy run with the baseline, shared by the tests below (they only read)."""
+    at = AppTest.from_file(APP, default_timeout=240)
+    at.run()
+    at.session_state["max_new_tokens"] = 6
+    at.session_state["temperature"] = 0.0
+    at.checkbox(key="with_baseline").check()
+    at.button(key="generate").click().run()
+    assert not at.exception and not at.error
+    return at
+
+
+def test_generation_streams_text_and_numbers(generated):
+    at = generated
+    trace = at.session_state["trace"]
+    assert 1 <= len(trace.generated_ids) <= 6 and trace.iterations
+    text = [h.proto.body for h in at.get("html") if "specviz-text" in h.proto.body]
+    assert text and "class=\"tok tok-" in text[0]
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["tokens"] == str(len(trace.generated_ids))
+    assert float(metrics["tokens / s"]) > 0
+    assert metrics["measured speedup over the target alone"].endswith("×")
+    assert at.session_state["baseline"].drafter == "none (baseline)"
+    assert len(at.get("plotly_chart")) == 1  # the timeline
+    assert "Showing: last run" in at.sidebar.caption[-1].value
+
+
+def test_inspector_steps_without_recomputing(generated):
+    at = generated
+    at.switch_page("views/inspector.py").run()
+    assert at.subheader[0].value.startswith("Iteration 0:")
+    if len(at.session_state["trace"].iterations) > 1:
+        at.button(key="next").click().run()
+        assert at.subheader[0].value.startswith("Iteration 1:")
+        at.button(key="prev").click().run()
+        assert at.subheader[0].value.startswith("Iteration 0:")
+    assert not at.exception and at.get("plotly_chart")
+
+
+def test_table_and_speedup_pages_read_the_trace(generated):
+    at = generated
+    at.switch_page("views/table.py").run()
+    assert not at.exception
+    tables = [h.proto.body for h in at.get("html") if "specviz-table" in h.proto.body]
+    assert len(tables) == 2 and "Draft" in tables[0]
+    at.number_input(key="rv_beta").set_value(5).run()
+    assert any(m.label.startswith("drafts kept with β=5") for m in at.metric)
+    at.switch_page("views/speedup.py").run()
+    assert not at.exception and len(at.get("plotly_chart")) == 3
+
+
+def test_traces_page_offers_the_download(generated):
+    at = generated
+    at.switch_page("views/traces.py").run()
+    assert not at.exception
+    assert at.get("download_button")

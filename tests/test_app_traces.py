@@ -1,0 +1,82 @@
+"""AppTest: loading traces (good and bad files), and live sweeps on a tiny same-vocabulary pair."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+from test_charts import make_trace
+
+from ui.controls import CUSTOM_PAIR
+
+APP = str(Path(__file__).resolve().parent.parent / "app.py")
+
+
+@pytest.fixture
+def app() -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=180)
+    at.run()
+    return at
+
+
+def test_bad_upload_shows_an_error_and_changes_nothing(app):
+    app.switch_page("views/traces.py").run()
+    app.file_uploader(key="trace_file").set_value(("notes.json", b"{\"hello\": 1}", "application/json")).run()
+    assert "not a specviz trace" in app.error[0].value
+    app.file_uploader(key="trace_file").set_value(("bytes.json", b"\xff\xfe", "application/json")).run()
+    assert "bytes.json is not a specviz trace" in app.error[0].value
+    assert app.session_state["trace"] is None if "trace" in app.session_state else True
+
+
+def test_loaded_trace_drives_every_page_without_a_model(app):
+    app.switch_page("views/traces.py").run()
+    data = json.dumps(make_trace().to_dict()).encode()
+    app.file_uploader(key="trace_file").set_value(("lecture.json", data, "application/json")).run()
+    assert "Loaded lecture.json" in app.success[0].value
+    assert app.session_state["trace"].generated_ids == make_trace().generated_ids
+    app.switch_page("views/inspector.py").run()
+    app.button(key="next").click().run()
+    assert app.subheader[0].value.startswith("Iteration 1: drafted 3, accepted 1, then correction token 't7'")
+    assert len(app.get("plotly_chart")) == 2 + 3  # acceptance test, residual, p/q per drafted position
+    app.button(key="next").click().run()
+    assert "bonus token" in app.subheader[0].value
+    app.switch_page("views/generate.py").run()
+    assert not app.exception and {m.label: m.value for m in app.metric}["tokens"] == "6"
+    for page in ("views/table.py", "views/speedup.py"):
+        app.switch_page(page).run()
+        assert not app.exception and not app.error
+
+
+@pytest.fixture
+def tiny_pair(app, tiny_llama_dirs) -> AppTest:
+    target, drafter = tiny_llama_dirs
+    app.selectbox(key="pair").set_value(CUSTOM_PAIR).run()
+    app.text_input(key="custom_target").set_value(str(target))
+    app.text_input(key="custom_drafter").set_value(str(drafter))
+    app.selectbox(key="drafter").set_value("model")
+    app.text_area(key="prompt").set_value("w1 w2 w3 w4")
+    app.slider(key="max_new_tokens").set_value(8).run()
+    return app
+
+
+def test_gamma_sweep_and_spec_grid(tiny_pair):
+    app = tiny_pair
+    app.button(key="generate").click().run()
+    assert not app.exception and not app.error
+    app.switch_page("views/speedup.py").run()
+    app.multiselect(key="sweep_gammas").set_value([1, 3]).run()
+    app.button(key="run_sweep").click().run()
+    assert not app.exception and not app.error
+    assert [p.gamma for p in app.session_state["sweep"]] == [0, 1, 3]
+    assert len(app.get("plotly_chart")) == 4  # sweep + three from the trace
+    app.switch_page("views/table.py").run()
+    app.multiselect(key="grid_betas").set_value([1, 3])
+    app.multiselect(key="grid_taus").set_value([1.0]).run()
+    app.button(key="run_grid").click().run()
+    assert not app.exception and not app.error
+    cells = app.session_state["grid"]
+    assert [(c.beta, c.tau) for c in cells] == [(None, None), (1, 1.0), (3, 1.0)]
+    assert cells[1].match_rate == 1.0  # β = 1 is greedy verification: the target's own greedy output
+    assert app.dataframe

@@ -1,0 +1,114 @@
+"""End to end in a real browser: Debian's chromium, driven by Playwright, against `streamlit run app.py`.
+
+Screenshots go to test-output/. The test also measures the time from starting the server to the
+first generated token on the page.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+OUT = ROOT / "test-output"
+CHROMIUM = "/usr/bin/chromium"
+ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+        "--disable-sync"]
+
+pytestmark = pytest.mark.skipif(not Path(CHROMIUM).exists() or shutil.which("streamlit", path=Path(
+    sys.executable).parent) is None, reason="needs Debian's chromium (make browser) and streamlit")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_healthy(url: str, server: subprocess.Popen, timeout: float = 90) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        assert server.poll() is None, "streamlit exited early"
+        try:
+            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as response:
+                if response.read().decode().strip() == "ok":
+                    return
+        except OSError:
+            time.sleep(0.3)
+    raise TimeoutError("streamlit did not answer /_stcore/health")
+
+
+@pytest.fixture
+def app_url():
+    port = free_port()
+    started = time.monotonic()
+    server = subprocess.Popen(
+        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.port", str(port),
+         "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false"],
+        cwd=ROOT, env={**os.environ, "HF_HUB_OFFLINE": "1"}, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        url = f"http://127.0.0.1:{port}"
+        wait_healthy(url, server)
+        yield url, started
+    finally:
+        server.terminate()
+        server.wait(timeout=20)
+
+
+def settle(page, title: str | None = None) -> None:
+    page.wait_for_selector("[data-testid='stApp']")
+    if title:
+        page.wait_for_selector(f"h1:has-text('{title}')", timeout=60_000)
+    page.wait_for_selector("[data-test-script-state='notRunning']", timeout=120_000)
+
+
+def open_page(page, link: str, title: str) -> None:
+    page.get_by_role("link", name=link).click()
+    settle(page, title)
+
+
+def test_generate_inspect_speedup(app_url):
+    from playwright.sync_api import sync_playwright
+
+    url, started = app_url
+    OUT.mkdir(exist_ok=True)
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        page = browser.new_page(viewport={"width": 1280, "height": 2200})
+        page.goto(url)
+        settle(page)
+        slider = page.get_by_role("slider", name="Max new tokens")
+        slider.focus()
+        slider.press("Home")
+        for _ in range(11):
+            slider.press("ArrowRight")
+        settle(page)
+        assert slider.get_attribute("aria-valuetext") == "12"
+        page.get_by_role("button", name="Generate").click()
+        page.wait_for_selector(".specviz-text .tok", timeout=120_000)
+        first_token = time.monotonic() - started
+        settle(page)
+        assert page.get_by_test_id("stMetric").first.is_visible()
+        page.screenshot(path=OUT / "generate.png", full_page=True)
+
+        open_page(page, "Iteration inspector", "Iteration inspector")
+        page.get_by_role("button", name="Next ▶").click()
+        page.locator("h3", has_text="Iteration 1:").wait_for(timeout=60_000)
+        settle(page)
+        page.screenshot(path=OUT / "inspector.png", full_page=True)
+
+        for name, shot in (("Draft / verify table", "table"), ("Theory", "theory"), ("Speedup curves", "speedup")):
+            open_page(page, name, name)
+            page.wait_for_timeout(500)  # let plotly draw
+            page.screenshot(path=OUT / f"{shot}.png", full_page=True)
+        assert page.locator(".js-plotly-plot").count() >= 3
+        browser.close()
+    (OUT / "first-token-seconds.txt").write_text(f"{first_token:.1f}\n")

@@ -1,0 +1,176 @@
+"""Chart builders and the app's pure helpers, on a hand-made trace holding every kind of token."""
+
+from __future__ import annotations
+
+import pytest
+
+from specviz import DecodeSettings, SpecvizError, Trace, charts, trace_from_dict
+from specviz.charts.style import ACCEPT_COLOR, KINDS, NEUTRAL, PHASES, REJECT_COLOR
+from specviz.charts.table import iteration_cells
+from specviz.reverify import mean_tokens, reverify, spec_test
+from specviz.spec_grid import GridCell, grid_frame, token_match_rate
+from specviz.sweep import SweepPoint, benchmark_points, measured_alpha_c
+from specviz.toy import simulate, split
+from specviz.trace import DraftStep, FinalToken, Iteration, TopK
+
+
+def top(ids: list[int], probs: list[float]) -> TopK:
+    return TopK(ids, [f"t{i}" for i in ids], probs)
+
+
+def step(position: int, token: int, p: float, q: float, u: float, verdict: str, p_top: TopK) -> DraftStep:
+    return DraftStep(position, token, f"t{token}", q, p, p / q, u, verdict, "sampling", 0.5, p_top,
+                     top([token, 9], [q, 1 - q]))
+
+
+def make_trace() -> Trace:
+    """Iteration 0: a plain target step. 1: accept, reject, unverified, then a correction. 2: two accepts + bonus."""
+    residual = top([7, 8], [0.75, 0.25])
+    rejected = step(2, 4, 0.1, 0.5, 0.9, "rejected", top([7, 4, 8], [0.6, 0.1, 0.05]))
+    rejected.residual_top, rejected.residual_mass = residual, 0.4
+    its = [
+        Iteration(0, 0, 0, [1], final=FinalToken("target", 1, "t1", "p", top([1, 2], [0.7, 0.3])),
+                  draft_time=0.0, verify_time=0.05, sample_time=0.01),
+        Iteration(1, 3, 1, [3, 7], drafts=[step(1, 3, 0.6, 0.5, 0.2, "accepted", top([3, 5], [0.6, 0.2])), rejected,
+                                           step(3, 5, 0.3, 0.4, 0.5, "unverified", top([6, 5], [0.4, 0.3]))],
+                  final=FinalToken("correction", 7, "t7", "residual", residual),
+                  draft_time=0.01, verify_time=0.06, sample_time=0.01, draft_calls=3),
+        Iteration(2, 2, 2, [5, 6, 2], drafts=[step(1, 5, 0.5, 0.5, 0.1, "accepted", top([5, 6], [0.5, 0.2])),
+                                              step(2, 6, 0.4, 0.2, 0.7, "accepted", top([2, 6], [0.5, 0.4]))],
+                  final=FinalToken("bonus", 2, "t2", "p", top([2, 3], [0.8, 0.1])),
+                  draft_time=0.01, verify_time=0.05, sample_time=0.01, draft_calls=2),
+    ]
+    return Trace("prompt", [0], "target", "drafter", DecodeSettings(gamma=3, seed=1), iterations=its,
+                 generated_ids=[1, 3, 7, 5, 6, 2], text="t1t3t7t5t6t2", wall_time=0.3)
+
+
+@pytest.fixture
+def trace() -> Trace:
+    return make_trace()
+
+
+def test_trace_fixture_round_trips(trace):
+    assert trace_from_dict(trace.to_dict()).to_dict() == trace.to_dict()
+
+
+def test_timeline_has_one_bar_per_iteration_and_phase(trace):
+    fig = charts.timeline(trace)
+    by_name = {t.name: t for t in fig.data}
+    for phase, color in PHASES.items():
+        assert list(by_name[phase].x) == [0, 1, 2]
+        assert by_name[phase].marker.color == color
+    assert list(by_name["verify"].y) == pytest.approx([50, 60, 50])
+    assert list(by_name["accepted drafts"].y) == [0, 1, 2]
+    assert list(by_name["correction"].y) == [0, 1, 0]
+    assert list(by_name["bonus"].y) == [0, 0, 1]
+    assert list(by_name["target"].y) == [1, 0, 0]
+    assert by_name["bonus"].marker.color == KINDS["bonus"].color
+
+
+def test_colored_text_marks_each_kind_by_more_than_colour(trace):
+    html = charts.colored_text(trace)
+    order = [html.index(f"tok-{kind}") for kind in ("target", "accepted", "rejected", "correction", "bonus")]
+    assert order == sorted(order)
+    assert html.count("tok-accepted") == 3 and html.count("tok-rejected") == 1
+    assert "line-through" in html and "outline: 2px dashed" in html and "★" in html and "↻" in html
+    assert "tok-rejected" not in charts.colored_text(trace, show_rejected=False)
+    assert all(KINDS[kind].label in charts.legend() for kind in KINDS)
+
+
+def test_pq_bars_cover_both_top_lists_and_mark_the_draft(trace):
+    draft = trace.iterations[1].drafts[1]
+    fig = charts.pq_bars(draft)
+    p, q = fig.data
+    assert len(p.x) == 4  # union of p's {7, 4, 8} and q's {4, 9}
+    drafted = [i for i, label in enumerate(p.x) if "drafted" in label]
+    assert len(drafted) == 1 and p.marker.line.width[drafted[0]] > 0
+    assert p.y[drafted[0]] == pytest.approx(0.1) and q.y[drafted[0]] == pytest.approx(0.5)
+
+
+def test_acceptance_test_colours_by_verdict_and_draws_u(trace):
+    bars, u = charts.acceptance_test(trace.iterations[1]).data
+    assert list(bars.marker.color) == [ACCEPT_COLOR, REJECT_COLOR, NEUTRAL]
+    assert list(bars.x) == pytest.approx([1.0, 0.2, 0.75])
+    assert list(u.x) == pytest.approx([0.2, 0.9, 0.5])
+
+
+def test_residual_before_and_after_normalising(trace):
+    it = trace.iterations[1]
+    before, after = charts.residual_bars(it.drafts[1], it.final).data
+    assert list(before.y) == pytest.approx([0.3, 0.1])
+    assert list(after.y) == pytest.approx([0.75, 0.25])
+    assert list(after.marker.line.width)[0] > 0  # t7 was sampled
+
+
+def test_bonus_distribution_marks_the_sampled_token(trace):
+    (bars,) = charts.final_bars(trace.iterations[2].final).data
+    assert list(bars.y) == pytest.approx([0.8, 0.1]) and list(bars.marker.line.width) == [4, 0]
+
+
+def test_draft_verify_table_rows(trace):
+    states = [c.state for c in iteration_cells(trace.iterations[1])]
+    assert states == ["kept", "bifurcation", "discarded"]
+    assert iteration_cells(trace.iterations[1])[1].verify == "t7"  # the correction
+    assert [c.state for c in iteration_cells(trace.iterations[2])] == ["kept", "kept", "bonus"]
+    html = charts.draft_verify_table(trace)
+    assert html.count("<th>Draft</th>") == 3 and "line-through" in html and "★" in html
+    relaxed = iteration_cells(trace.iterations[1], accepted=3)
+    assert [c.state for c in relaxed] == ["kept", "kept", "kept", "bonus"]
+
+
+def test_reverify_applies_beta_and_tau(trace):
+    rejected = trace.iterations[1].drafts[1]  # rank 1 in p, gap log(0.6 / 0.1) ≈ 1.79
+    assert not spec_test(rejected, beta=1, tau=10) and not spec_test(rejected, beta=2, tau=1.0)
+    assert spec_test(rejected, beta=2, tau=2.0)
+    strict = reverify(trace, beta=1, tau=0.0)
+    assert [v.accepted for v in strict] == [0, 1, 1]
+    loose = reverify(trace, beta=10, tau=10.0)
+    assert [v.accepted for v in loose] == [0, 3, 2]
+    assert mean_tokens(loose) == pytest.approx((1 + 4 + 3) / 3)
+
+
+def test_speedup_charts(trace):
+    summary = trace.summary()
+    assert len(charts.accepted_histogram(summary).data[0].y) == 4
+    assert len(charts.position_acceptance(summary).data[0].x) == 3
+    heat = charts.accept_heatmap(trace).data[0]
+    assert len(heat.z) == 3 and len(heat.z[0]) == 3 and list(heat.text[1]) == ["✓", "✗", "·"]
+    points = [SweepPoint(0, 10, 1.0, 10.0, 1.0, None, None, None),
+              SweepPoint(2, 10, 0.5, 20.0, 2.0, 0.6, 0.1, 2.0), SweepPoint(4, 10, 0.6, 16.0, 2.5, 0.5, 0.2, 1.6)]
+    alpha, c = measured_alpha_c(points)
+    assert alpha == pytest.approx(0.55) and c == pytest.approx(0.15)
+    fig = charts.sweep_chart(points, alpha, c, max_gamma=8, benchmark=benchmark_points([{"gamma": 3, "speedup": 2}]))
+    measured = [t for t in fig.data if t.name == "measured"]
+    assert [list(t.x) for t in measured] == [[2, 4], [2, 4]]
+    assert len([t for t in fig.data if (t.name or "").startswith("theory")][0].x) == 8
+    names = [t.name or "" for t in fig.data]
+    assert any(name.startswith("optimal γ") for name in names) and "benchmark" in names
+
+
+def test_benchmark_points_reject_other_json():
+    with pytest.raises(SpecvizError):
+        benchmark_points({"rows": []})
+    assert benchmark_points({"points": [{"gamma": 2, "speedup": 1.5, "label": "H100"}]})[0]["label"] == "H100"
+
+
+def test_theory_and_toy():
+    fig = charts.theory_curves(0.8, 0.05, 4, max_gamma=10)
+    assert len(fig.data[0].x) == 10
+    toy = split([5, 3, 1, 1, 0], [1, 1, 4, 2, 2])
+    assert [a + r for a, r in zip(toy.accepted, toy.residual)] == pytest.approx(toy.p)
+    assert toy.rejection == pytest.approx(sum(toy.residual))
+    counts = simulate([5, 3, 1, 1, 0], [1, 1, 4, 2, 2], 2000, seed=3)
+    assert sum(counts) == 2000 and counts[4] == 0
+    assert [n / 2000 for n in counts] == pytest.approx(toy.p, abs=0.05)
+    labels = list("abcde")
+    assert len(charts.toy_split_chart(toy, labels).data) == 4
+    assert list(charts.toy_histogram(counts, toy.p, labels).data[0].y) == pytest.approx([n / 2000 for n in counts])
+    with pytest.raises(SpecvizError):
+        split([0, 0], [1, 1])
+
+
+def test_grid_helpers():
+    assert token_match_rate([1, 2, 3], [1, 2, 4, 5]) == 0.5
+    cells = [GridCell(None, None, 1.0, 1.0, None), GridCell(1, 1.0, 2.0, 1.0, 1.2), GridCell(3, 1.0, 2.5, 0.5, 1.4)]
+    frame = grid_frame(cells)
+    assert frame.shape == (1, 2) and frame.iloc[0, 1] == "2.50 / 50%"
