@@ -29,8 +29,7 @@ def add_generate_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--trace", metavar="PATH", help="save the trace as JSON here")
     parser.add_argument("--compare-baseline", action="store_true",
                         help="also run the target alone and report the speedup")
-    parser.add_argument("--show-rejected", action="store_true", help="print rejected drafts (struck through)")
-    parser.add_argument("--no-color", action="store_true", help="mark token kinds with brackets instead of colour")
+    add_print_arguments(parser)
 
 
 def add_model_arguments(parser: argparse.ArgumentParser) -> None:
@@ -81,7 +80,6 @@ def run_generate(args: argparse.Namespace) -> None:
     from specviz.decoder import generate
     from specviz.drafters import build_drafter
     from specviz.models import load_model
-    from specviz.trace import text_segments
 
     settings = settings_from_args(args)
     target = load_model(args.target, device=args.device, dtype=args.dtype,
@@ -90,6 +88,20 @@ def run_generate(args: argparse.Namespace) -> None:
     if args.compare_baseline:  # warm up so neither timed run pays the first-call costs
         generate(target, drafter, args.prompt, replace(settings, max_new_tokens=4), chat=not args.no_chat)
     trace = generate(target, drafter, args.prompt, settings, chat=not args.no_chat)
+    print_trace(trace, args)
+    if args.compare_baseline:
+        base = generate(target, None, args.prompt, settings, chat=not args.no_chat).summary()
+        speedup = trace.summary().tokens_per_s / base.tokens_per_s
+        print(f"baseline: {base.tokens_per_s:.1f} tokens/s; speedup {speedup:.2f}x")
+    if args.trace:
+        trace.save(args.trace)
+        print(f"trace saved to {args.trace}")
+
+
+def print_trace(trace, args: argparse.Namespace) -> None:
+    """The text with token kinds told apart, a legend and the run's headline numbers."""
+    from specviz.trace import text_segments
+
     color = not args.no_color and sys.stdout.isatty()
     pieces = text_segments(trace, include_rejected=args.show_rejected)
     print("".join(_styled(text, kind, color) for text, kind in pieces))
@@ -100,12 +112,25 @@ def run_generate(args: argparse.Namespace) -> None:
     alpha = f"{s.alpha:.3f}" if s.alpha is not None else "n/a"
     print(f"{s.tokens} tokens in {s.iterations} iterations, {s.wall_time:.2f} s, {s.tokens_per_s:.1f} tokens/s; "
           f"alpha {alpha}, accepted length {s.accepted_length:.2f} tokens/iteration")
-    if args.compare_baseline:
-        base = generate(target, None, args.prompt, settings, chat=not args.no_chat).summary()
-        print(f"baseline: {base.tokens_per_s:.1f} tokens/s; speedup {s.tokens_per_s / base.tokens_per_s:.2f}x")
-    if args.trace:
-        trace.save(args.trace)
-        print(f"trace saved to {args.trace}")
+
+
+def add_show_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("trace", help="a trace saved by generate --trace or by the app")
+    add_print_arguments(parser)
+
+
+def add_print_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--show-rejected", action="store_true", help="print rejected drafts (struck through)")
+    parser.add_argument("--no-color", action="store_true", help="mark token kinds with brackets instead of colour")
+
+
+def run_show(args: argparse.Namespace) -> None:
+    from specviz.trace import load_trace
+
+    trace = load_trace(args.trace)
+    print(f"target {trace.target}, drafter {trace.drafter}, gamma {trace.settings.gamma}, "
+          f"rule {trace.settings.rule}")
+    print_trace(trace, args)
 
 
 def _styled(text: str, kind: str, color: bool) -> str:
@@ -118,6 +143,7 @@ def _styled(text: str, kind: str, color: bool) -> str:
 COMMANDS = [
     ("generate", "generate text with speculative decoding and print what happened",
      add_generate_arguments, run_generate),
+    ("show", "print a saved trace: the text with token kinds and the run's numbers", add_show_arguments, run_show),
     ("train-drafter", "train an EAGLE-style head or a tiny LM drafter for the target",
      add_train_arguments, run_train),
     ("bench", "time speculative decoding against the baseline and transformers' generate",

@@ -1,0 +1,96 @@
+"""Shared fixtures: the embedded target, and small models built here and saved to disk so they
+load through the real `load_model` path (no hub on these machines)."""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+import pytest  # noqa: E402
+import torch  # noqa: E402
+from tokenizers import Tokenizer, models, pre_tokenizers  # noqa: E402
+from transformers import (  # noqa: E402
+    AutoModelForCausalLM,
+    LlamaConfig,
+    LlamaForCausalLM,
+    PreTrainedTokenizerFast,
+    T5Config,
+    T5ForConditionalGeneration,
+)
+
+from specviz.models import load_model  # noqa: E402
+
+TINY_WORDS = ["<pad>", "<eos>", "<unk>"] + [f"w{i}" for i in range(13)]  # 16 tokens
+
+
+def save_tiny_tokenizer(path) -> None:
+    vocab = {word: i for i, word in enumerate(TINY_WORDS)}
+    tok = Tokenizer(models.WordLevel(vocab, unk_token="<unk>"))
+    tok.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
+    PreTrainedTokenizerFast(tokenizer_object=tok, eos_token="<eos>", pad_token="<pad>",
+                            unk_token="<unk>").save_pretrained(path)
+
+
+def _sharpen(model, scale: float) -> None:
+    """Random init gives near-uniform next-token distributions; scale the head for shape."""
+    with torch.no_grad():
+        model.get_output_embeddings().weight.mul_(scale)
+
+
+def save_tiny_llama(path, seed: int, scale: float = 10.0) -> None:
+    torch.manual_seed(seed)
+    config = LlamaConfig(vocab_size=len(TINY_WORDS), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                         num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=256,
+                         bos_token_id=None, eos_token_id=1, pad_token_id=0, tie_word_embeddings=False)
+    model = LlamaForCausalLM(config)
+    _sharpen(model, scale)
+    model.save_pretrained(path)
+    save_tiny_tokenizer(path)
+
+
+def save_tiny_t5(path, seed: int, scale: float = 0.3) -> None:
+    torch.manual_seed(seed)
+    config = T5Config(vocab_size=len(TINY_WORDS), d_model=32, d_kv=8, d_ff=64, num_layers=2, num_decoder_layers=2,
+                      num_heads=4, decoder_start_token_id=0, eos_token_id=1, pad_token_id=0,
+                      tie_word_embeddings=False)
+    model = T5ForConditionalGeneration(config)
+    _sharpen(model, scale)
+    model.save_pretrained(path)
+    save_tiny_tokenizer(path)
+
+
+@pytest.fixture(scope="session")
+def embedded():
+    return load_model()
+
+
+@pytest.fixture(scope="session")
+def tiny_llama_dirs(tmp_path_factory):
+    root = tmp_path_factory.mktemp("tiny-llama")
+    save_tiny_llama(root / "target", seed=1)
+    save_tiny_llama(root / "drafter", seed=2)
+    return root / "target", root / "drafter"
+
+
+@pytest.fixture(scope="session")
+def tiny_t5_dirs(tmp_path_factory):
+    root = tmp_path_factory.mktemp("tiny-t5")
+    save_tiny_t5(root / "target", seed=3)
+    save_tiny_t5(root / "drafter", seed=4)
+    return root / "target", root / "drafter"
+
+
+@pytest.fixture(scope="session")
+def layer_drafter_dir(embedded, tmp_path_factory):
+    """A real draft LM for the embedded target: its first 4 layers, final norm and head."""
+    path = tmp_path_factory.mktemp("layer-drafter")
+    config = embedded.model.config.to_dict()
+    config["num_hidden_layers"] = 4
+    config["layer_types"] = None
+    small = AutoModelForCausalLM.from_config(type(embedded.model.config).from_dict(config))
+    small.load_state_dict(embedded.model.state_dict(), strict=False)
+    small.save_pretrained(path)
+    embedded.tokenizer.save_pretrained(path)
+    return path

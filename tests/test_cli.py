@@ -1,0 +1,69 @@
+"""The command line, and the one-line errors it gives for bad input."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from specviz.cli import main
+
+PROMPT = "Repeat exactly: the red fox, the red fox, the red fox."
+
+
+def test_help_documents_every_option():
+    out = subprocess.run([sys.executable, "-m", "specviz", "generate", "--help"], capture_output=True, text=True,
+                         check=True).stdout
+    for option in ["--gamma", "--temperature", "--top-k", "--top-p", "--drafter", "--verify", "--seed",
+                   "--max-new-tokens", "--trace", "--compare-baseline", "--beta", "--tau", "--target-latency-ms"]:
+        assert option in out
+    top = subprocess.run([sys.executable, "-m", "specviz", "--help"], capture_output=True, text=True).stdout
+    assert "generate" in top and "show" in top
+
+
+def test_generate_prints_text_legend_summary_and_saves_trace(embedded, tmp_path, capsys):
+    path = tmp_path / "out.json"
+    code = main(["generate", PROMPT, "--gamma", "4", "--temperature", "0.7", "--top-p", "0.95", "--drafter", "ngram",
+                 "--verify", "sampling", "--seed", "0", "--max-new-tokens", "12", "--trace", str(path),
+                 "--compare-baseline", "--no-color", "--show-rejected"])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "legend:" in out and "alpha" in out and "speedup" in out and "tokens/s" in out
+    assert path.exists()
+    assert main(["show", str(path), "--no-color"]) == 0
+    assert "tokens in" in capsys.readouterr().out
+
+
+BAD = [
+    (["generate", "", "--max-new-tokens", "2"], "prompt is empty"),
+    (["generate", PROMPT, "--gamma", "0"], "gamma must be between 1 and 64"),
+    (["generate", PROMPT, "--gamma", "65"], "gamma must be between 1 and 64"),
+    (["generate", PROMPT, "--max-new-tokens", "0"], "max_new_tokens must be >= 1"),
+    (["generate", PROMPT, "--top-p", "0"], "top_p must be in (0, 1]"),
+    (["generate", PROMPT, "--top-p", "1.5"], "top_p must be in (0, 1]"),
+    (["generate", PROMPT, "--temperature", "-1"], "temperature must be >= 0"),
+    (["generate", PROMPT, "--target", "./no/such/dir"], "model directory not found"),
+    (["generate", PROMPT, "--target", "no-such-org/no-such-model"], "cannot load model 'no-such-org/no-such-model'"),
+    (["generate", PROMPT, "--drafter", "model"], "needs a draft model"),
+]
+
+
+@pytest.mark.parametrize("argv,message", BAD, ids=[m for _, m in BAD])
+def test_bad_input_gives_one_line_error(embedded, capsys, argv, message):
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert message in err and err.startswith("error: ") and "\n" not in err
+
+
+def test_mismatched_vocabularies_are_refused(embedded, tiny_llama_dirs, capsys):
+    assert main(["generate", PROMPT, "--drafter", "model", "--drafter-model", str(tiny_llama_dirs[1])]) == 2
+    err = capsys.readouterr().err
+    assert "SmolLM2-135M-Instruct" in err and str(tiny_llama_dirs[1]) in err and "different vocabularies" in err
+
+
+def test_a_file_that_is_not_a_trace_is_refused(tmp_path, capsys):
+    path = tmp_path / "notes.json"
+    path.write_text('{"hello": "world"}')
+    assert main(["show", str(path)]) == 2
+    assert "not a specviz trace" in capsys.readouterr().err

@@ -1,0 +1,116 @@
+"""Speculative sampling reproduces the target's distribution (Leviathan et al., theorem 3.5).
+
+The first two generated tokens of many seeded runs are compared with their exact distribution
+under the target alone, p(x1) p(x2 | x1), computed by enumerating the 16-token vocabulary. A
+verifier that skips the residual (resampling from p after a rejection) must fail the same test.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import numpy as np
+import pytest
+import torch
+from scipy.stats import chisquare
+
+from specviz import DecodeSettings, generate, load_model, verification
+from specviz.drafters import DraftModelDrafter, NgramDrafter
+from specviz.warpers import Warper
+
+PROMPT = "w1 w2 w3"
+COPY_PROMPT = "w1 w2 w3 w1 w2 w3 w1"  # prompt lookup proposes "w2 w3"
+RUNS = 1200
+
+
+@pytest.fixture(scope="module")
+def pair(tiny_llama_dirs):
+    torch.set_num_threads(1)  # tiny matrices: threads only add synchronisation
+    target_dir, drafter_dir = tiny_llama_dirs
+    return load_model(str(target_dir)), load_model(str(drafter_dir))
+
+
+def exact_two_tokens(target, settings: DecodeSettings, prompt: str = PROMPT) -> dict[tuple[int, int], float]:
+    """p(x1) p(x2 | x1) for every pair, from the target's own warped distributions."""
+    warper = Warper(settings)
+    prompt = target.encode_prompt(prompt)
+    with torch.no_grad():
+        first = warper.probs(target.model(torch.tensor([prompt])).logits[0, -1])
+        grid = torch.tensor([prompt + [x] for x in range(len(first))])
+        second = warper.probs(target.model(grid).logits[:, -1])
+    joint = first[:, None] * second
+    return {(a, b): float(joint[a, b]) for a in range(joint.shape[0]) for b in range(joint.shape[1])}
+
+
+def sampled_two_tokens(target, drafter, settings: DecodeSettings, prompt: str = PROMPT) -> Counter:
+    counts: Counter = Counter()
+    for seed in range(RUNS):
+        s = DecodeSettings(**{**settings.to_dict(), "seed": seed})
+        ids = generate(target, drafter, prompt, s).generated_ids
+        counts[tuple(ids[:2])] += 1
+    return counts
+
+
+def chi_square_p_value(exact: dict, counts: Counter) -> float:
+    """Goodness of fit; cells expected to hold fewer than 5 samples are pooled into one.
+
+    A sample in a cell the target can never produce (top-k / top-p cut it) fails outright.
+    """
+    impossible = sum(n for cell, n in counts.items() if exact.get(cell, 0.0) == 0.0)
+    if impossible:
+        return 0.0
+    expected = np.array([exact[cell] * RUNS for cell in exact if exact[cell] > 0])
+    observed = np.array([counts.get(cell, 0) for cell in exact if exact[cell] > 0])
+    small = expected < 5
+    if small.any():
+        expected = np.append(expected[~small], expected[small].sum())
+        observed = np.append(observed[~small], observed[small].sum())
+    return chisquare(observed, expected * observed.sum() / expected.sum()).pvalue
+
+
+SETTINGS = [
+    DecodeSettings(gamma=2, temperature=1.0, max_new_tokens=2, record=False),
+    DecodeSettings(gamma=3, temperature=0.8, top_k=5, max_new_tokens=2, record=False),
+    DecodeSettings(gamma=2, temperature=1.3, top_p=0.8, max_new_tokens=2, record=False),
+]
+
+
+@pytest.fixture(scope="module")
+def target_without_eos(pair):
+    target, drafter = pair
+    target.eos_ids = frozenset()  # two tokens always, so every run fills one cell
+    return target, drafter
+
+
+@pytest.mark.parametrize("settings", SETTINGS, ids=["plain", "top-k", "top-p"])
+def test_speculative_sampling_matches_target_distribution(target_without_eos, settings):
+    target, drafter = target_without_eos
+    exact = exact_two_tokens(target, settings)
+    assert chi_square_p_value(exact, sampled_two_tokens(target, DraftModelDrafter(drafter), settings)) > 1e-3
+
+
+def test_one_hot_q_of_prompt_lookup_is_lossless(target_without_eos):
+    """q is one-hot: accept x̃ with probability p(x̃), else resample from p with x̃ removed."""
+    target, _ = target_without_eos
+    settings = SETTINGS[0]
+    drafter = NgramDrafter(target.vocab_size, target.device)
+    exact = exact_two_tokens(target, settings, COPY_PROMPT)
+    assert chi_square_p_value(exact, sampled_two_tokens(target, drafter, settings, COPY_PROMPT)) > 1e-3
+
+
+def test_verifier_without_residual_is_caught(target_without_eos, monkeypatch):
+    """Resampling from p instead of norm(max(0, p - q)) over-weights tokens q already covers."""
+
+    lossless = verification.lossless
+
+    def no_residual(p, q, draft, generator):
+        verdict = lossless(p, q, draft, generator)
+        if verdict.recovered is not None:
+            verdict.recovered = int(torch.multinomial(p[verdict.accepted], 1, generator=generator))
+        return verdict
+
+    monkeypatch.setattr(verification, "lossless", no_residual)
+    target, drafter = target_without_eos
+    settings = SETTINGS[0]
+    exact = exact_two_tokens(target, settings)
+    assert chi_square_p_value(exact, sampled_two_tokens(target, DraftModelDrafter(drafter), settings)) < 1e-6

@@ -1,0 +1,34 @@
+"""Leviathan et al.'s formulas against values computed by hand."""
+
+from __future__ import annotations
+
+import pytest
+
+from specviz import SpecvizError, theory
+
+
+def test_expected_tokens():
+    assert theory.expected_tokens(0.8, 4) == pytest.approx((1 - 0.8**5) / 0.2)  # 3.3616
+    assert theory.expected_tokens(0.8, 4) == pytest.approx(3.3616)
+    assert theory.expected_tokens(1.0, 4) == 5.0
+    assert theory.expected_tokens(0.0, 7) == 1.0
+    assert theory.expected_accepted_drafts(0.5, 2) == pytest.approx(0.75)  # 0.5 (1 - 0.25) / 0.5
+
+
+def test_walltime_improvement():
+    assert theory.walltime_improvement(0.8, 4, 0.1) == pytest.approx(3.3616 / 1.4)
+    assert theory.walltime_improvement(0.0, 3, 0.5) == pytest.approx(1 / 2.5)
+    assert theory.walltime_improvement(1.0, 3, 0.0) == 4.0
+
+
+def test_optimal_gamma():
+    # S(7) = 4.16114 / 1.35 = 3.0823, S(8) = 4.32891 / 1.40 = 3.0921, S(9) = 4.46313 / 1.45 = 3.0780
+    assert theory.optimal_gamma(0.8, 0.05) == 8
+    assert theory.optimal_gamma(0.0, 0.1) == 1
+    assert theory.optimal_gamma(1.0, 0.0, max_gamma=16) == 16
+
+
+@pytest.mark.parametrize("args", [(-0.1, 3), (1.1, 3), (0.5, -1)])
+def test_bad_arguments(args):
+    with pytest.raises(SpecvizError):
+        theory.expected_tokens(*args)

@@ -1,0 +1,109 @@
+"""What the trace records, its summary statistics, and its JSON and DataFrame forms."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from specviz import DecodeSettings, SpecvizError, generate, load_model, load_trace, trace_from_dict
+from specviz.drafters import DraftModelDrafter
+from specviz.trace import text_segments
+
+
+@pytest.fixture(scope="module")
+def trace(tiny_llama_dirs):
+    target_dir, drafter_dir = tiny_llama_dirs
+    target, drafter = load_model(str(target_dir)), load_model(str(drafter_dir))
+    target.eos_ids = frozenset()
+    return generate(target, DraftModelDrafter(drafter), "w1 w2 w3",
+                    DecodeSettings(gamma=4, temperature=1.0, max_new_tokens=60, seed=3, record_top_k=5))
+
+
+def test_each_iteration_is_consistent(trace):
+    assert sum(len(it.emitted_ids) for it in trace.iterations) == len(trace.generated_ids) == 60
+    for it in trace.iterations:
+        verdicts = [d.verdict for d in it.drafts]
+        assert verdicts[: it.accepted] == ["accepted"] * it.accepted
+        assert [d.token_id for d in it.drafts[: it.accepted]] == it.emitted_ids[: it.accepted]
+        for d in it.drafts:
+            assert d.ratio == pytest.approx(d.p / d.q)
+            assert 0 <= d.beta <= 1 + 1e-6 and len(d.p_top.ids) == 5 and len(d.q_top.ids) == 5
+            assert d.u is not None
+        if it.final.kind == "correction":
+            rejected = it.drafts[it.accepted]
+            assert rejected.verdict == "rejected" and rejected.u > rejected.ratio
+            assert rejected.residual_mass == pytest.approx(1 - rejected.beta, abs=1e-5)
+            assert it.final.sampled_from == "residual" and it.final.top == rejected.residual_top
+            assert sum(rejected.residual_top.probs) <= 1 + 1e-6
+            assert verdicts[it.accepted + 1:] == ["unverified"] * (len(verdicts) - it.accepted - 1)
+        else:
+            assert it.final.kind == "bonus" and it.accepted == it.drafted
+        assert it.final.token_id == it.emitted_ids[-1]
+        assert min(it.draft_time, it.verify_time, it.sample_time) > 0
+
+
+def test_summary_statistics(trace):
+    s = trace.summary()
+    accepted = sum(it.accepted for it in trace.iterations)
+    rejections = sum(it.final.kind == "correction" for it in trace.iterations)
+    assert s.alpha == pytest.approx(accepted / (accepted + rejections))
+    assert s.accepted_length == pytest.approx(60 / len(trace.iterations))
+    assert sum(s.accepted_histogram) == len(trace.iterations)
+    first = [it for it in trace.iterations if it.drafted]
+    assert s.position_acceptance[0] == pytest.approx(sum(it.accepted >= 1 for it in first) / len(first))
+    assert s.c is not None and s.c > 0
+    assert s.tokens_per_s == pytest.approx(60 / trace.wall_time)
+
+
+def test_json_round_trip(trace, tmp_path):
+    path = tmp_path / "trace.json"
+    trace.save(path)
+    data = json.loads(path.read_text())
+    assert data["format"] == "specviz-trace" and data["version"] == 1
+    loaded = load_trace(path)
+    assert loaded == trace
+    assert loaded.summary() == trace.summary()
+
+
+def test_data_frames(trace):
+    its, drafts = trace.iterations_frame(), trace.drafts_frame()
+    assert len(its) == len(trace.iterations)
+    assert len(drafts) == sum(it.drafted for it in trace.iterations)
+    assert set(drafts["verdict"]) <= {"accepted", "rejected", "unverified"}
+
+
+def test_text_segments_follow_decisions(trace):
+    pieces = text_segments(trace)
+    kinds = [kind for _, kind in pieces]
+    assert kinds.count("rejected") == sum(it.final.kind == "correction" for it in trace.iterations)
+    assert len([k for k in kinds if k != "rejected"]) == len(trace.generated_ids)
+
+
+def test_recording_off_keeps_the_decisions(tiny_llama_dirs):
+    target_dir, drafter_dir = tiny_llama_dirs
+    target, drafter = load_model(str(target_dir)), load_model(str(drafter_dir))
+    settings = DecodeSettings(gamma=3, max_new_tokens=20, seed=5)
+    full = generate(target, DraftModelDrafter(drafter), "w1 w2", settings)
+    bare = generate(target, DraftModelDrafter(drafter), "w1 w2", DecodeSettings(**{**settings.to_dict(),
+                                                                                  "record": False}))
+    assert bare.generated_ids == full.generated_ids
+    assert all(not it.drafts for it in bare.iterations)
+    assert bare.summary().alpha == full.summary().alpha
+
+
+@pytest.mark.parametrize("content", ["not json", "[1, 2]", '{"format": "other"}',
+                                     '{"format": "specviz-trace", "version": 99}',
+                                     '{"format": "specviz-trace", "version": 1, "prompt": "x"}'])
+def test_bad_trace_files_are_refused(tmp_path, content):
+    path = tmp_path / "bad.json"
+    path.write_text(content)
+    with pytest.raises(SpecvizError, match="trace"):
+        load_trace(path)
+
+
+def test_trace_from_dict_refuses_bad_settings(trace):
+    data = trace.to_dict()
+    data["settings"]["gamma"] = 0
+    with pytest.raises(SpecvizError, match="gamma"):
+        trace_from_dict(data)

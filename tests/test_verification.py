@@ -1,0 +1,86 @@
+"""The verification rules as pure functions over hand-made p and q."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from specviz import verification
+
+
+def test_lossless_accepts_when_u_below_ratio_and_resamples_from_residual():
+    p = torch.tensor([[0.1, 0.6, 0.3], [0.5, 0.25, 0.25]])
+    q = torch.tensor([[0.5, 0.25, 0.25]])
+    draft = torch.tensor([0])  # ratio p/q = 0.2
+    rejected = accepted = 0
+    gen = torch.Generator().manual_seed(0)
+    for _ in range(2000):
+        v = verification.lossless(p, q, draft, gen)
+        if v.accepted == 0:
+            rejected += 1
+            assert v.recovered in (1, 2)  # residual max(0, p - q) = [0, 0.35, 0.05]
+            assert v.residual.tolist() == pytest.approx([0.0, 0.35, 0.05])
+            assert v.u[0] > 0.2
+        else:
+            accepted += 1
+            assert v.bonus is not None and v.recovered is None
+    assert accepted / 2000 == pytest.approx(0.2, abs=0.03)
+
+
+def test_lossless_counts_only_up_to_first_rejection():
+    p = torch.tensor([[0.0, 1.0], [1.0, 0.0], [0.0, 1.0], [0.5, 0.5]])
+    q = torch.tensor([[0.0, 1.0], [0.0, 1.0], [0.0, 1.0]])
+    v = verification.lossless(p, q, torch.tensor([1, 1, 1]), torch.Generator().manual_seed(0))
+    assert v.passed.tolist() == [True, False, True]
+    assert v.accepted == 1 and v.recovered == 0 and v.bonus is None
+
+
+def test_residual_mass_is_one_minus_beta():
+    p, q = torch.softmax(torch.randn(50), 0), torch.softmax(torch.randn(50), 0)
+    assert float(verification.residual(p, q).sum()) == pytest.approx(1 - float(torch.minimum(p, q).sum()), abs=1e-6)
+
+
+def test_greedy_accepts_matching_prefix_then_emits_target_argmax():
+    p = torch.eye(4)[[2, 3, 1, 0]]  # argmaxes 2, 3, 1, 0
+    v = verification.greedy(p, torch.tensor([2, 3, 0]))
+    assert (v.accepted, v.recovered, v.bonus) == (2, 1, None)
+    v = verification.greedy(p, torch.tensor([2, 3, 1]))
+    assert (v.accepted, v.recovered, v.bonus) == (3, None, 0)
+
+
+def test_spec_verification_with_beta_one_is_greedy():
+    gen = torch.Generator().manual_seed(0)
+    for _ in range(200):
+        logits = torch.randn(5, 8, generator=gen)
+        draft = torch.randint(0, 8, (4,), generator=gen)
+        draft[:2] = logits[:2].argmax(-1)  # make long accepted prefixes common
+        g = verification.greedy(torch.softmax(logits, -1), draft)
+        s = verification.spec_verification(logits, draft, beta=1, tau=100.0)
+        assert (g.accepted, g.recovered, g.bonus) == (s.accepted, s.recovered, s.bonus)
+
+
+def test_spec_verification_ties_break_like_argmax():
+    logits = torch.tensor([[1.0, 3.0, 3.0], [0.0, 0.0, 0.0]])
+    assert verification.spec_verification(logits, torch.tensor([2]), beta=1, tau=1.0).accepted == 0
+    assert verification.spec_verification(logits, torch.tensor([1]), beta=1, tau=1.0).accepted == 1
+
+
+def test_larger_beta_or_tau_never_accepts_fewer():
+    gen = torch.Generator().manual_seed(1)
+    for _ in range(200):
+        logits = torch.randn(6, 10, generator=gen) * 2
+        draft = torch.topk(logits[:5], 3, dim=-1).indices[torch.arange(5), torch.randint(0, 3, (5,), generator=gen)]
+        counts = [[verification.spec_verification(logits, draft, beta, tau).accepted
+                   for tau in (0.0, 0.5, 1.0, 3.0, 50.0)] for beta in (1, 2, 3, 5, 10)]
+        for row in counts:
+            assert row == sorted(row)
+        for column in zip(*counts):
+            assert list(column) == sorted(column)
+
+
+def test_spec_verification_implements_eq_8_and_9():
+    logp = torch.log(torch.tensor([[0.5, 0.3, 0.15, 0.05], [0.25, 0.25, 0.25, 0.25]]))
+    # token 2 is rank 3 with gap log(0.5/0.15) = 1.20
+    assert verification.spec_verification(logp, torch.tensor([2]), beta=3, tau=1.3).accepted == 1
+    assert verification.spec_verification(logp, torch.tensor([2]), beta=2, tau=1.3).accepted == 0
+    assert verification.spec_verification(logp, torch.tensor([2]), beta=3, tau=1.1).accepted == 0
