@@ -45,9 +45,10 @@ def sidebar() -> None:
         st.selectbox("Model pair (target ← drafter)", PAIRS, key="pair")
         if st.session_state.pair == CUSTOM_PAIR:
             st.text_input("Target (hub id or directory)", key="custom_target")
-            st.text_input("Draft model for the 'model' drafter", key="custom_drafter")
+            st.text_input("Draft model (hub id or directory; a weights file for eagle / tiny)", key="custom_drafter")
         st.selectbox("Drafter", DRAFTER_KINDS, key="drafter",
-                     help="ngram: prompt lookup; model: the pair's small LM; none: the target alone")
+                     help="eagle / tiny: drafters trained on the target (the Draft model field: a weights file); "
+                     "ngram: prompt lookup; model: the pair's small LM; none: the target alone")
         st.slider("γ: tokens drafted per iteration", 1, 16, key="gamma")
         st.radio("Verification", list(RULES), format_func=RULES.get, key="verify")
         if st.session_state.verify == "spec":

@@ -46,7 +46,11 @@ def pq_bars(step: DraftStep) -> go.Figure:
     fig.update_layout(barmode="group", yaxis_title="probability", xaxis_tickangle=-35)
     ratio = "∞" if step.ratio is None else f"{step.ratio:.3g}"
     title = f"Position {step.position}: drafted '{show_token(step.token)}'  p={step.p:.3g}  q={step.q:.3g}  p/q={ratio}"
-    return layout(fig, title)
+    layout(fig, title, height=460)
+    # Rotated token labels fill the space under the plot: the legend goes above it, on the right.
+    fig.update_layout(legend={"orientation": "h", "y": 1.0, "yanchor": "bottom", "x": 1, "xanchor": "right"},
+                      margin={"t": 110, "b": 110})
+    return fig
 
 
 def acceptance_test(iteration: Iteration) -> go.Figure:
@@ -92,8 +96,9 @@ def residual_bars(step: DraftStep, sampled: FinalToken | None) -> go.Figure:
     fig.add_bar(x=labels, y=top.probs, marker_color=RESIDUAL_COLOR, name="after normalising",
                 marker_line_width=line, marker_line_color="#000000", row=1, col=2)
     fig.update_xaxes(tickangle=-35)
+    fig.update_layout(showlegend=False, margin={"b": 110})
     token = show_token(sampled.token) if sampled else "?"
-    return layout(fig, f"Residual at position {step.position}: the correction '{token}' is drawn from it")
+    return layout(fig, f"Residual at position {step.position}: the correction '{token}' is drawn from it", height=460)
 
 
 def final_bars(final: FinalToken) -> go.Figure:
@@ -104,5 +109,5 @@ def final_bars(final: FinalToken) -> go.Figure:
     fig.add_bar(x=labels, y=top.probs, marker_color=P_COLOR, name=f"p ({final.sampled_from})",
                 marker_line_width=[MARK["width"] if i == final.token_id else 0 for i in top.ids],
                 marker_line_color="#000000")
-    fig.update_layout(yaxis_title="probability", xaxis_tickangle=-35)
+    fig.update_layout(yaxis_title="probability", xaxis_tickangle=-35, margin={"b": 110})
     return layout(fig, f"{final.kind.capitalize()} token '{show_token(final.token)}' drawn from {final.sampled_from}")

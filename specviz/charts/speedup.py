@@ -38,8 +38,10 @@ def sweep_chart(points: list[SweepPoint], alpha: float | None, c: float, max_gam
                         name=benchmark[0]["label"], marker={"size": 14, "symbol": "square-open", "color": "#000000",
                                                            "line": {"width": 3}}, row=1, col=1)
     fig.add_hline(y=1.0, line_dash="dot", line_color=NEUTRAL, row=1, col=1)
+    highest = max([y for t in fig.data if t.xaxis == "x" for y in t.y if y is not None], default=1.0)
+    fig.update_yaxes(range=[0, highest * 1.2], row=1, col=1)
     fig.update_xaxes(title_text="γ (tokens drafted per iteration)", dtick=2)
-    return layout(fig, "γ sweep: measured points, analytic curves", height=480)
+    return layout(fig, "γ sweep: measured points, analytic curves", height=540)
 
 
 def position_acceptance(summary: Summary) -> go.Figure:
@@ -51,7 +53,7 @@ def position_acceptance(summary: Summary) -> go.Figure:
                 text=[f"{r:.2f}" if r is not None else "n/a" for r in rates], textposition="outside")
     if summary.alpha is not None:
         fig.add_hline(y=summary.alpha, line_dash="dash", line_color=REJECT_COLOR,
-                      annotation_text=f"α̂ = {summary.alpha:.2f}")
+                      annotation_text=f"α̂ = {summary.alpha:.2f}", annotation_position="bottom left")
     fig.update_xaxes(title_text="draft position", dtick=1)
     fig.update_yaxes(title_text="acceptance rate", range=[0, 1.1])
     return layout(fig, "Acceptance rate per draft position", height=400)

@@ -45,11 +45,12 @@ FONT_SIZE = 18
 
 
 def layout(fig: go.Figure, title: str, height: int = 420, **kwargs) -> go.Figure:
-    """The shared look: large fonts, white background, legend on top."""
+    """The shared look: large fonts, white background, legend under the plot (clear of all titles)."""
+    margin = {"l": 60, "r": 20, "t": 80, "b": 60, **fig.layout.margin.to_plotly_json()}
     fig.update_layout(
         title={"text": title, "font": {"size": FONT_SIZE + 4}}, height=height, template="plotly_white",
-        font={"size": FONT_SIZE}, margin={"l": 60, "r": 20, "t": 90, "b": 60},
-        legend={"orientation": "h", "yanchor": "bottom", "y": 1.02, "xanchor": "left", "x": 0},
+        font={"size": FONT_SIZE}, margin=margin,
+        legend={"orientation": "h", "yanchor": "top", "y": -0.22, "xanchor": "left", "x": 0},
         **kwargs)
     return fig
 

@@ -68,10 +68,11 @@ def draft_verify_table(trace: Trace, accepted: list[int] | None = None, limit: i
     for it in its:
         cells = iteration_cells(it, None if accepted is None else accepted[it.index])
         pad = "<td></td>" * (width - len(cells))
-        label = f'<th rowspan="2" style="text-align: left;">iteration {it.index}</th>'
+        label = f'<th rowspan="2" style="text-align: left; white-space: nowrap;">it. {it.index}</th>'
         rows.append(f'<tr style="border-top: 2px solid #cccccc;">{label}<th>Draft</th>'
                     + "".join(_td(c.draft, c.state, "draft") for c in cells) + pad + "</tr>")
         rows.append("<tr><th>Verify</th>" + "".join(_td(c.verify, c.state, "verify") for c in cells) + pad + "</tr>")
     return ('<div style="overflow-x: auto;"><table class="specviz-table" style="font-size: 1.15rem; '
-            'font-family: ui-monospace, monospace; border-collapse: separate; border-spacing: 4px 2px;">'
+            'font-family: ui-monospace, monospace; border-collapse: separate; border-spacing: 4px 2px; '
+            'white-space: nowrap;">'
             f"<tr><th></th><th>position</th>{head}</tr>{''.join(rows)}</table></div>")

@@ -27,7 +27,7 @@ def theory_curves(alpha: float, c: float, gamma: int, max_gamma: int = 16) -> go
         fig.add_vline(x=gamma, line_dash="dash", line_color="#555555", row=1, col=col)
     fig.add_hline(y=1.0, line_dash="dot", line_color="#999999", row=1, col=2)
     fig.update_xaxes(title_text="γ", dtick=2)
-    return layout(fig, f"α = {alpha:.2f}, c = {c:.2f}; dashed line: γ = {gamma}", height=440)
+    return layout(fig, f"α = {alpha:.2f}, c = {c:.2f}; dashed line: γ = {gamma}", height=500)
 
 
 def toy_split_chart(split: ToySplit, labels: list[str]) -> go.Figure:
@@ -39,9 +39,9 @@ def toy_split_chart(split: ToySplit, labels: list[str]) -> go.Figure:
     fig.add_scatter(x=labels, y=split.p, mode="markers", name="p (target)",
                     marker={"symbol": "line-ew", "size": 46, "line": {"width": 4, "color": P_COLOR}})
     fig.add_scatter(x=labels, y=split.q, mode="markers", name="q (drafter)",
-                    marker={"symbol": "circle-open", "size": 16, "line": {"width": 3, "color": Q_COLOR}})
-    fig.update_layout(barmode="stack", yaxis_title="probability")
-    return layout(fig, "Accepted mass + residual mass = p", height=420)
+                    marker={"symbol": "circle-open", "size": 16, "color": Q_COLOR, "line": {"width": 3}})
+    fig.update_layout(barmode="stack", yaxis_title="probability", yaxis_range=[0, max(split.p + split.q) * 1.15])
+    return layout(fig, "min(p, q) + max(0, p − q) = p", height=520)
 
 
 def toy_histogram(counts: list[int], p: list[float], labels: list[str]) -> go.Figure:
@@ -51,5 +51,6 @@ def toy_histogram(counts: list[int], p: list[float], labels: list[str]) -> go.Fi
     fig.add_bar(x=labels, y=[n / total for n in counts], name=f"{total} simulated outputs", marker_color=Q_COLOR)
     fig.add_scatter(x=labels, y=p, mode="markers", name="p (target)",
                     marker={"symbol": "line-ew", "size": 46, "line": {"width": 4, "color": P_COLOR}})
-    fig.update_layout(yaxis_title="frequency")
-    return layout(fig, "Speculative sampling's outputs follow p", height=420)
+    top = max([n / total for n in counts] + p)
+    fig.update_layout(yaxis_title="frequency", yaxis_range=[0, top * 1.15])
+    return layout(fig, "Simulated outputs vs p", height=520)
