@@ -108,6 +108,7 @@ def test_generate_inspect_speedup(app_url):
         slider = page.locator("input[aria-label='Iteration']")
         slider.focus()
         slider.press("End")
+        page.locator("h3", has_text=f"Iteration {slider.get_attribute('max')}:").wait_for(timeout=60_000)
         settle(page)
         page.screenshot(path=OUT / "inspector-last.png", full_page=True)
 
@@ -116,6 +117,14 @@ def test_generate_inspect_speedup(app_url):
             page.wait_for_timeout(500)  # let plotly draw
             page.screenshot(path=OUT / f"{shot}.png", full_page=True)
         assert page.locator(".js-plotly-plot").count() >= 3
+
+        open_page(page, "Generate", "Generate")
+        page.get_by_role("button", name="Generate").click()
+        page.wait_for_selector("[data-test-script-state='running']")
+        page.get_by_role("button", name="Stop").click()
+        page.get_by_text("Stopped: the trace holds").wait_for(timeout=120_000)
+        settle(page)
+        page.screenshot(path=OUT / "stopped.png", full_page=True)
         browser.close()
     (OUT / "first-token-seconds.txt").write_text(
         f"server start to first token: {first_token - started:.1f} s\n"

@@ -43,6 +43,10 @@ def exclusive() -> Iterator[tuple[LoadedModel, Drafter | None]]:
     waiting.empty()
     try:
         target_name, draft_model = controls.pair()
-        yield target_model(target_name), drafter(target_name, st.session_state.drafter, draft_model)
+        kind = st.session_state.drafter
+        # A preset pair's draft model is an LM for the "model" drafter; trained kinds use their shipped weights.
+        if kind != "model" and st.session_state.pair != controls.CUSTOM_PAIR:
+            draft_model = None
+        yield target_model(target_name), drafter(target_name, kind, draft_model)
     finally:
         lock.release()

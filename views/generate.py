@@ -40,10 +40,13 @@ def show(trace: Trace, baseline: Trace | None, live: bool) -> None:
 
 
 def stream(run: Run, label: str) -> None:
-    """Iterate the run, redrawing as iterations arrive (the chart at most twice a second)."""
+    """Iterate the run, redrawing as iterations arrive (the chart at most twice a second); the run's
+    trace becomes the session's trace with its first iteration."""
     drawn = 0.0
     with closing(iter(run)) as iterations:
         for _ in iterations:
+            if state.trace() is not run.trace:  # the previous trace stays until this run decides something
+                state.set_trace(run.trace, "last run")
             show(run.trace, None, live=True)
             if time.monotonic() - drawn > 0.5:
                 chart.plotly_chart(charts.timeline(run.trace), key=f"{label}-{len(run.trace.iterations)}")
@@ -54,12 +57,11 @@ if st.session_state.pop("running", False) and not start:
     st.warning("Stopped: the trace holds the iterations decided before the stop.")
 
 if start:
+    st.session_state.running = True  # still set on the next rerun only if Stop cut this one short
     try:
         settings = controls.settings()
         with models.exclusive() as (target, drafter):
             run = Run(target, drafter, st.session_state.prompt, settings)
-            state.set_trace(run.trace, "last run")
-            st.session_state.running = True
             stream(run, "run")
             if with_baseline:
                 progress = st.progress(0.0, text="Running the target alone for the baseline…")

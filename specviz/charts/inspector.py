@@ -23,7 +23,8 @@ MARK = {"color": "#000000", "width": 4}
 
 
 def _known(top: TopK | None) -> dict[int, float]:
-    return dict(zip(top.ids, top.probs)) if top is not None else {}
+    """Recorded probabilities by token id; zeros (e.g. a one-hot q's filler) are left out."""
+    return {i: v for i, v in zip(top.ids, top.probs) if v > 0} if top is not None else {}
 
 
 def pq_bars(step: DraftStep) -> go.Figure:

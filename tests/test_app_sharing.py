@@ -1,0 +1,59 @@
+"""AppTest: one process serves many sessions; runs take turns on the lock and traces stay per session."""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from ui.controls import CUSTOM_PAIR
+from ui.models import run_lock
+
+APP = str(Path(__file__).resolve().parent.parent / "app.py")
+
+
+@pytest.fixture
+def session(tiny_llama_dirs):
+    """A fresh session set up for the tiny same-vocabulary pair; call it with a prompt."""
+    target, drafter = tiny_llama_dirs
+
+    def start(prompt: str) -> AppTest:
+        at = AppTest.from_file(APP, default_timeout=120)
+        at.run()
+        at.selectbox(key="pair").set_value(CUSTOM_PAIR).run()
+        at.text_input(key="custom_target").set_value(str(target))
+        at.text_input(key="custom_drafter").set_value(str(drafter))
+        at.selectbox(key="drafter").set_value("model")
+        at.text_area(key="prompt").set_value(prompt)
+        at.slider(key="max_new_tokens").set_value(6).run()
+        return at
+
+    return start
+
+
+def test_sessions_keep_their_own_traces(session):
+    first, second = session("w1 w2 w3"), session("w7 w8")
+    first.button(key="generate").click().run()
+    kept = first.session_state["trace"]
+    second.button(key="generate").click().run()
+    assert second.session_state["trace"] is not kept
+    assert first.session_state["trace"] is kept and kept.prompt == "w1 w2 w3"
+    assert second.session_state["trace"].prompt == "w7 w8"
+
+
+def test_a_run_waits_for_the_lock(session):
+    at = session("w1 w2 w3")
+    lock = run_lock()
+    lock.acquire()
+    releaser = threading.Timer(1.5, lock.release)
+    started = time.monotonic()
+    releaser.start()
+    at.button(key="generate").click().run()
+    releaser.join()
+    assert time.monotonic() - started >= 1.5
+    assert not at.exception and at.session_state["trace"].generated_ids
+    assert lock.acquire(blocking=False)  # released again after the run
+    lock.release()
