@@ -48,13 +48,14 @@ def spec_grid(target: LoadedModel, drafter: Drafter, prompt: str, settings: Deco
 
 
 def grid_frame(cells: list[GridCell]) -> pd.DataFrame:
-    """Table 4 layout: one row per τ, one column per β, cells "Tok. / match %"."""
+    """Table 4 layout: one row per τ, one column per β, cells "Tok. / match % / speedup"."""
     rows: dict[float, dict[str, str]] = {}
     for cell in cells:
         if cell.beta is None:
             continue
+        speed = f" / {cell.speedup:.2f}×" if cell.speedup is not None else ""
         rows.setdefault(cell.tau, {})[f"top-{cell.beta} (β = {cell.beta})"] = (
-            f"{cell.tokens_per_iteration:.2f} / {cell.match_rate:.0%}")
+            f"{cell.tokens_per_iteration:.2f} / {cell.match_rate:.0%}{speed}")
     frame = pd.DataFrame.from_dict(rows, orient="index")
     frame.index.name = "τ"
     return frame

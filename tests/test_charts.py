@@ -173,4 +173,4 @@ def test_grid_helpers():
     assert token_match_rate([1, 2, 3], [1, 2, 4, 5]) == 0.5
     cells = [GridCell(None, None, 1.0, 1.0, None), GridCell(1, 1.0, 2.0, 1.0, 1.2), GridCell(3, 1.0, 2.5, 0.5, 1.4)]
     frame = grid_frame(cells)
-    assert frame.shape == (1, 2) and frame.iloc[0, 1] == "2.50 / 50%"
+    assert frame.shape == (1, 2) and frame.iloc[0, 1] == "2.50 / 50% / 1.40×"

@@ -17,6 +17,9 @@ with right:
     show_rejected = st.toggle("Show rejected drafts (struck through)", value=True, key="show_rejected")
     with_baseline = st.checkbox("Also run the target alone and measure the speedup", key="with_baseline")
 
+if st.session_state.target_latency_ms:
+    st.caption(f"Every target call waits an extra {st.session_state.target_latency_ms} ms (a remote target, as in "
+               "Petals): drafting saves round trips, so the speedup over the target alone grows.")
 numbers = st.empty()
 text = st.empty()
 chart = st.empty()

@@ -31,8 +31,8 @@ c3.metric("Tok. (tokens / iteration)", f"{mean_tokens(verdicts):.2f}")
 st.html(charts.draft_verify_table(trace, accepted=[v.accepted for v in verdicts], limit=shown))
 
 st.subheader("SpecDec Table 4 on this prompt: real runs over a β × τ grid")
-st.caption("Each cell: Tok. (tokens per iteration) / token match rate with the target's own greedy output. "
-           "Uses the sidebar's pair, drafter, γ and max new tokens.")
+st.caption("Each cell: Tok. (tokens per iteration) / token match rate with the target's own greedy output / "
+           "speedup over the target alone. Uses the sidebar's pair, drafter, γ and max new tokens.")
 g1, g2 = st.columns(2)
 betas = g1.multiselect("β values", [1, 2, 3, 5, 8], default=[1, 3, 5], key="grid_betas")
 taus = g2.multiselect("τ values", [0.5, 1.0, 2.0, 3.0, 5.0], default=[1.0, 3.0, 5.0], key="grid_taus")
