@@ -45,12 +45,19 @@ class EagleHead(nn.Module):
         self.shared = (target.model.get_input_embeddings(), head_rows(target.model.get_output_embeddings(), vocab))
 
     @classmethod
-    def from_target(cls, target: LoadedModel, vocab: torch.Tensor, init_layer: int = -1) -> EagleHead:
-        """A fresh head whose decoder layer and norm start as copies of the target's."""
+    def from_target(cls, target: LoadedModel, vocab: torch.Tensor, std: float = 0.02) -> EagleHead:
+        """A fresh head that starts by passing f_t through: fc = [I | small], a small random
+        decoder layer on the residual stream, and the target's final norm weights."""
         head = cls(BlockConfig.from_target(target.model.config), target, vocab).to(target.device)
-        layers = target.model.model.layers
-        head.block.load_state_dict(layers[init_layer].state_dict(), strict=False)
-        head.norm.weight.data.copy_(target.model.model.norm.weight.data)
+        d = head.config.hidden_size
+        with torch.no_grad():
+            for module in head.block.modules():
+                if isinstance(module, nn.Linear):
+                    nn.init.normal_(module.weight, std=std)
+            nn.init.normal_(head.fc.weight, std=std)
+            head.fc.weight[:, :d] = torch.eye(d)
+            head.fc.bias.zero_()
+            head.norm.weight.copy_(target.model.model.norm.weight)
         return head
 
     def forward(self, features: torch.Tensor, tokens: torch.Tensor, positions: torch.Tensor,

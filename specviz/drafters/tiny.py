@@ -35,7 +35,7 @@ class TinyLM(nn.Module):
         self.shared = (target.model.get_input_embeddings(), head_rows(target.model.get_output_embeddings(), vocab))
 
     @classmethod
-    def from_target(cls, target: LoadedModel, vocab: torch.Tensor, init_layers: tuple[int, ...] = (0, -1)) -> TinyLM:
+    def from_target(cls, target: LoadedModel, vocab: torch.Tensor, init_layers: tuple[int, ...] = (0, 1)) -> TinyLM:
         """A fresh tiny LM whose layers start as copies of the target's layers `init_layers`."""
         lm = cls(BlockConfig.from_target(target.model.config), len(init_layers), target, vocab).to(target.device)
         layers = target.model.model.layers

@@ -10,9 +10,9 @@ KINDS = ("eagle", "tiny")
 @dataclass
 class TrainConfig:
     kind: str = "eagle"
-    steps: int = 600
+    steps: int = 400
     batch_size: int = 8          # sequences per step
-    lr: float = 1e-3
+    lr: float = 2e-3
     warmup: int = 30
     ce_weight: float = 0.2       # λ
     reg_weight: float = 0.5      # EAGLE feature regression
