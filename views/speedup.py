@@ -42,6 +42,9 @@ points = st.session_state.get("sweep")
 if points:
     alpha, c = measured_alpha_c(points)
     st.plotly_chart(charts.sweep_chart(points, alpha, c, benchmark=benchmark), key="sweep_chart")
+    st.caption("The formulas assume one target step verifies γ + 1 tokens as fast as it decodes one (true on a "
+               "busy GPU, not on a CPU), and each run's time includes its prompt's prefill: measured points sit "
+               "below the curves when either assumption fails.")
     st.dataframe([vars(p) for p in points])
 else:
     st.info("Press **Run γ sweep** to measure; the per-position pictures below use the current trace.")
