@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from specviz import DecodeSettings, SpecvizError, Trace, charts, trace_from_dict
-from specviz.charts.style import ACCEPT_COLOR, KINDS, NEUTRAL, PHASES, REJECT_COLOR
+from specviz.charts.style import ACCEPT_COLOR, KINDS, NEUTRAL, PHASES, REJECT_COLOR, markdown_token, show_token
 from specviz.charts.table import iteration_cells
 from specviz.reverify import mean_tokens, reverify, spec_test
 from specviz.spec_grid import GridCell, grid_frame, token_match_rate
@@ -174,3 +174,8 @@ def test_grid_helpers():
     cells = [GridCell(None, None, 1.0, 1.0, None), GridCell(1, 1.0, 2.0, 1.0, 1.2), GridCell(3, 1.0, 2.5, 0.5, 1.4)]
     frame = grid_frame(cells)
     assert frame.shape == (1, 2) and frame.iloc[0, 1] == "2.50 / 50% / 1.40×"
+
+
+def test_token_labels_show_spaces_and_survive_markdown():
+    assert show_token(" a\n") == "␣a↵" and show_token("") == "∅"
+    assert markdown_token("__init__*") == r"\_\_init\_\_\*"

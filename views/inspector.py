@@ -3,7 +3,7 @@
 import streamlit as st
 
 from specviz import charts
-from specviz.charts.style import show_token
+from specviz.charts.style import markdown_token
 from ui import state
 
 st.title("Iteration inspector")
@@ -31,7 +31,7 @@ it = trace.iterations[st.session_state.inspect_index]
 
 final = it.final
 outcome = "no token (stopped at EOS or the token budget)" if final is None else \
-    f"{final.kind} token '{show_token(final.token)}' (from {final.sampled_from})"
+    f"{final.kind} token '{markdown_token(final.token)}' (from {final.sampled_from})"
 st.subheader(f"Iteration {it.index}: drafted {it.drafted}, accepted {it.accepted}, then {outcome}")
 st.caption(f"rule: {trace.settings.rule}  ·  draft {it.draft_time * 1000:.1f} ms  ·  verify "
            f"{it.verify_time * 1000:.1f} ms  ·  sample {it.sample_time * 1000:.1f} ms")
@@ -39,7 +39,7 @@ st.caption(f"rule: {trace.settings.rule}  ·  draft {it.draft_time * 1000:.1f} m
 if it.drafts:
     st.plotly_chart(charts.acceptance_test(it), key="acceptance")
     mark = {"accepted": "✓", "rejected": "✗", "unverified": "·"}
-    tabs = st.tabs([f"{d.position}: {show_token(d.token)} {mark[d.verdict]}" for d in it.drafts])
+    tabs = st.tabs([f"{d.position}: {markdown_token(d.token)} {mark[d.verdict]}" for d in it.drafts])
     for tab, draft in zip(tabs, it.drafts):
         with tab:
             st.plotly_chart(charts.pq_bars(draft), key=f"pq-{draft.position}")

@@ -58,3 +58,11 @@ def layout(fig: go.Figure, title: str, height: int = 420, **kwargs) -> go.Figure
 def show_token(token: str) -> str:
     """A token as a readable label: visible spaces and newlines."""
     return token.replace("\n", "↵").replace(" ", "␣") or "∅"
+
+
+MARKDOWN_SPECIALS = set("\\`*_{}[]()#+-.!|$<>~")
+
+
+def markdown_token(token: str) -> str:
+    """`show_token`, escaped so a label rendered as Markdown shows the token itself."""
+    return "".join("\\" + ch if ch in MARKDOWN_SPECIALS else ch for ch in show_token(token))
