@@ -87,3 +87,7 @@ else:
     show(current, st.session_state.get("baseline"), live=False)
     if current.iterations:
         chart.plotly_chart(charts.timeline(current), key="timeline")
+    with st.expander("Prompt and settings of this trace"):
+        st.text(current.prompt)
+        st.caption(f"{current.target} ← {current.drafter} on {current.device} ({current.dtype})")
+        st.json(current.settings.to_dict(), expanded=False)
