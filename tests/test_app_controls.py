@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from ui.controls import PROMPTS
+from pages.ui.controls import PROMPTS
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
 
@@ -29,7 +29,7 @@ def test_controls_change_session_state(app):
     state = app.session_state
     assert (state["gamma"], state["verify"], state["beta"], state["target_latency_ms"]) == (7, "spec", 5, 120)
     assert state["prompt"] == PROMPTS["Code"]
-    app.switch_page("views/inspector.py").run()
+    app.switch_page("pages/inspector.py").run()
     assert app.slider(key="gamma").value == 7 and app.session_state["verify"] == "spec"
     assert "No trace yet" in app.info[0].value
 
@@ -47,7 +47,7 @@ def test_custom_pair_without_target_says_so(app):
 
 
 def test_theory_page(app):
-    app.switch_page("views/theory.py").run()
+    app.switch_page("pages/theory.py").run()
     assert not app.exception
     metrics = {m.label: m.value for m in app.metric}
     assert metrics["expected tokens per iteration"] == "3.36"  # α = 0.8, γ = 4: (1 − 0.8⁵) / 0.2

@@ -40,7 +40,7 @@ def test_generation_streams_text_and_numbers(generated):
 
 def test_inspector_steps_without_recomputing(generated):
     at = generated
-    at.switch_page("views/inspector.py").run()
+    at.switch_page("pages/inspector.py").run()
     assert at.subheader[0].value.startswith("Iteration 0:")
     if len(at.session_state["trace"].iterations) > 1:
         at.button(key="next").click().run()
@@ -52,18 +52,18 @@ def test_inspector_steps_without_recomputing(generated):
 
 def test_table_and_speedup_pages_read_the_trace(generated):
     at = generated
-    at.switch_page("views/table.py").run()
+    at.switch_page("pages/table.py").run()
     assert not at.exception
     tables = [h.proto.body for h in at.get("html") if "specviz-table" in h.proto.body]
     assert len(tables) == 2 and "Draft" in tables[0]
     at.number_input(key="rv_beta").set_value(5).run()
     assert any(m.label.startswith("drafts kept with β=5") for m in at.metric)
-    at.switch_page("views/speedup.py").run()
+    at.switch_page("pages/speedup.py").run()
     assert not at.exception and len(at.get("plotly_chart")) == 3
 
 
 def test_traces_page_offers_the_download(generated):
     at = generated
-    at.switch_page("views/traces.py").run()
+    at.switch_page("pages/traces.py").run()
     assert not at.exception
     assert at.get("download_button")

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from ui.controls import CUSTOM_PAIR
-from ui.models import run_lock
+from pages.ui.controls import CUSTOM_PAIR
+from pages.ui.models import run_lock
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
 

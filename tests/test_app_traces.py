@@ -9,7 +9,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 from test_charts import make_trace
 
-from ui.controls import CUSTOM_PAIR
+from pages.ui.controls import CUSTOM_PAIR
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
 
@@ -22,7 +22,7 @@ def app() -> AppTest:
 
 
 def test_bad_upload_shows_an_error_and_changes_nothing(app):
-    app.switch_page("views/traces.py").run()
+    app.switch_page("pages/traces.py").run()
     app.file_uploader(key="trace_file").set_value(("notes.json", b"{\"hello\": 1}", "application/json")).run()
     assert "not a specviz trace" in app.error[0].value
     app.file_uploader(key="trace_file").set_value(("bytes.json", b"\xff\xfe", "application/json")).run()
@@ -31,20 +31,20 @@ def test_bad_upload_shows_an_error_and_changes_nothing(app):
 
 
 def test_loaded_trace_drives_every_page_without_a_model(app):
-    app.switch_page("views/traces.py").run()
+    app.switch_page("pages/traces.py").run()
     data = json.dumps(make_trace().to_dict()).encode()
     app.file_uploader(key="trace_file").set_value(("lecture.json", data, "application/json")).run()
     assert "Loaded lecture.json" in app.success[0].value
     assert app.session_state["trace"].generated_ids == make_trace().generated_ids
-    app.switch_page("views/inspector.py").run()
+    app.switch_page("pages/inspector.py").run()
     app.button(key="next").click().run()
     assert app.subheader[0].value.startswith("Iteration 1: drafted 3, accepted 1, then correction token 't7'")
     assert len(app.get("plotly_chart")) == 2 + 3  # acceptance test, residual, p/q per drafted position
     app.button(key="next").click().run()
     assert "bonus token" in app.subheader[0].value
-    app.switch_page("views/generate.py").run()
+    app.switch_page("pages/generate.py").run()
     assert not app.exception and {m.label: m.value for m in app.metric}["tokens"] == "6"
-    for page in ("views/table.py", "views/speedup.py"):
+    for page in ("pages/table.py", "pages/speedup.py"):
         app.switch_page(page).run()
         assert not app.exception and not app.error
 
@@ -65,13 +65,13 @@ def test_gamma_sweep_and_spec_grid(tiny_pair):
     app = tiny_pair
     app.button(key="generate").click().run()
     assert not app.exception and not app.error
-    app.switch_page("views/speedup.py").run()
+    app.switch_page("pages/speedup.py").run()
     app.multiselect(key="sweep_gammas").set_value([1, 3]).run()
     app.button(key="run_sweep").click().run()
     assert not app.exception and not app.error
     assert [p.gamma for p in app.session_state["sweep"]] == [0, 1, 3]
     assert len(app.get("plotly_chart")) == 4  # sweep + three from the trace
-    app.switch_page("views/table.py").run()
+    app.switch_page("pages/table.py").run()
     app.multiselect(key="grid_betas").set_value([1, 3])
     app.multiselect(key="grid_taus").set_value([1.0]).run()
     app.button(key="run_grid").click().run()

@@ -5,9 +5,10 @@ from contextlib import closing
 
 import streamlit as st
 
+from pages.ui import controls, models, state
 from specviz import Run, SpecvizError, Trace, charts
-from ui import controls, models, state
 
+controls.sidebar()  # drawn by each page, so a page opened on its own still has it
 st.title("Generate")
 st.html(charts.legend())
 left, middle, right = st.columns([1, 1, 3])
@@ -54,6 +55,7 @@ def stream(run: Run, label: str) -> None:
             if time.monotonic() - drawn > 0.5:
                 chart.plotly_chart(charts.timeline(run.trace), key=f"{label}-{len(run.trace.iterations)}")
                 drawn = time.monotonic()
+    state.show_caption()
 
 
 if st.session_state.pop("running", False) and not start:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from pages.ui import state
 from specviz import DecodeSettings, SpecvizError
 from specviz.drafters import DRAFTER_KINDS
 from specviz.models import EMBEDDED_NAME, HUB_PAIRS
@@ -39,7 +40,9 @@ def _use_prompt() -> None:
 def sidebar() -> None:
     """Draw the controls; their values live in st.session_state under the DEFAULTS keys."""
     for key, value in DEFAULTS.items():
-        st.session_state.setdefault(key, value)
+        # Re-assigning every key keeps the values when the user switches pages: each page draws
+        # these widgets, and Streamlit otherwise drops a widget's state with the page it was on.
+        st.session_state[key] = st.session_state.get(key, value)
     with st.sidebar:
         st.header("Run settings")
         st.selectbox("Model pair (target ← drafter)", PAIRS, key="pair")
@@ -63,6 +66,8 @@ def sidebar() -> None:
                   help="Petals setting: a remote target whose every forward pass costs a network round trip.")
         st.selectbox("Ready-made prompt", list(PROMPTS), key="prompt_choice", on_change=_use_prompt)
         st.text_area("Prompt", key="prompt", height=140)
+        st.session_state.caption_slot = st.empty()
+    state.show_caption()
 
 
 def settings() -> DecodeSettings:

@@ -17,6 +17,15 @@ def set_trace(new: Trace, source: str) -> None:
     st.session_state.trace_source = source
     st.session_state.inspect_index = 0
     st.session_state.pop("baseline", None)
+    show_caption()
+
+
+def show_caption() -> None:
+    """Say in the sidebar which trace the pages show. The sidebar makes a fresh slot on every
+    run; a page that changes the trace redraws it in place."""
+    if "caption_slot" not in st.session_state:
+        st.session_state.caption_slot = st.sidebar.empty()
+    st.session_state.caption_slot.caption(f"Showing: {describe()}")
 
 
 def require_trace() -> Trace:

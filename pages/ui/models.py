@@ -13,9 +13,9 @@ from contextlib import contextmanager
 
 import streamlit as st
 
+from pages.ui import controls
 from specviz import LoadedModel, load_model
 from specviz.drafters import Drafter, build_drafter
-from ui import controls
 
 
 @st.cache_resource(show_spinner="Loading the target model (once per process)…")

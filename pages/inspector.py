@@ -2,10 +2,11 @@
 
 import streamlit as st
 
+from pages.ui import controls, state
 from specviz import charts
 from specviz.charts.style import markdown_token
-from ui import state
 
+controls.sidebar()  # drawn by each page, so a page opened on its own still has it
 st.title("Iteration inspector")
 trace = state.require_trace()
 last = len(trace.iterations) - 1

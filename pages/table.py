@@ -2,11 +2,12 @@
 
 import streamlit as st
 
+from pages.ui import controls, models, state
 from specviz import SpecvizError, charts
 from specviz.reverify import mean_tokens, reverify
 from specviz.spec_grid import grid_frame, spec_grid
-from ui import controls, models, state
 
+controls.sidebar()  # drawn by each page, so a page opened on its own still has it
 st.title("Draft / verify table")
 trace = state.require_trace()
 st.caption("SpecDec Table 16 style. Green underline: kept drafts. Red box: the bifurcation, where the verifier puts "

@@ -4,9 +4,10 @@ import json
 
 import streamlit as st
 
+from pages.ui import controls, state
 from specviz import SpecvizError, trace_from_dict
-from ui import state
 
+controls.sidebar()  # drawn by each page, so a page opened on its own still has it
 st.title("Traces")
 current = state.trace()
 st.markdown(f"Current trace: **{state.describe()}**")
