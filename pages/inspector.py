@@ -44,7 +44,10 @@ if it.drafts:
     for tab, draft in zip(tabs, it.drafts):
         with tab:
             st.plotly_chart(charts.pq_bars(draft), key=f"pq-{draft.position}")
-            if draft.u is not None:
+            if draft.verdict == "unverified":
+                st.markdown("**not tested**: an earlier draft was rejected (or the run stopped), so this one "
+                            "was discarded unseen")
+            elif draft.u is not None:
                 test = "≤" if draft.verdict == "accepted" else ">"
                 ratio = 1.0 if draft.ratio is None else min(1.0, draft.ratio)
                 st.markdown(f"**u = {draft.u:.3f} {test} min(1, p/q) = {ratio:.3f} → {draft.verdict}**")
