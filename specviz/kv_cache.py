@@ -10,6 +10,7 @@ model runs its encoder once per prompt; `seq` is then the decoder's sequence.
 
 from __future__ import annotations
 
+import inspect
 import time
 
 import torch
@@ -28,7 +29,10 @@ class CachedLM:
         self.encoder_outputs = None
         self.cache = None
         self.fed: list[int] = []
+        # Only the last positions' logits are needed: skip the LM head on the rest (prefill, catch-up).
+        self.keep_logits = "logits_to_keep" in inspect.signature(self.model.forward).parameters
 
+    @torch.no_grad()
     def start(self, prompt_ids: list[int]) -> list[int]:
         """Reset for a new prompt; return the sequence the decoder continues.
 
@@ -45,6 +49,7 @@ class CachedLM:
         self.cache = DynamicCache()
         return list(prompt_ids)
 
+    @torch.no_grad()
     def logits(self, seq: list[int], last: int = 1,
                hidden: int = 0) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
         """Next-token logits [last, V] for the last `last` positions of seq; with `hidden` > 0,
@@ -64,8 +69,9 @@ class CachedLM:
             out = self.model(encoder_outputs=self.encoder_outputs, decoder_input_ids=new,
                              past_key_values=self.cache, use_cache=True, output_hidden_states=hidden > 0)
         else:
+            extra = {"logits_to_keep": last} if self.keep_logits else {}
             out = self.model(input_ids=new, past_key_values=self.cache, use_cache=True,
-                             output_hidden_states=hidden > 0)
+                             output_hidden_states=hidden > 0, **extra)
         self.calls += 1
         if self.latency:
             time.sleep(self.latency)

@@ -21,8 +21,8 @@ PROMPTS = [BenchPrompt("a", "chat", "w1 w2 w3"), BenchPrompt("b", "copy", "w4 w5
 def fake(name: str, family: str, drafter: str, ids: list[int], seconds: float, gamma: int | None = None,
          record: bool | None = None) -> Method:
     spec = MethodSpec(name, family, drafter, gamma, record)
-    return Method(spec, lambda prompt: Outcome(list(ids), seconds, 3, accepted=2, evaluated=3, iterations=2,
-                                               c=0.1 if drafter != "none" else None))
+    return Method(spec, lambda prompt: Outcome(list(ids), seconds, seconds / 2, 3, accepted=2, evaluated=3,
+                                               iterations=2, c=0.1 if drafter != "none" else None))
 
 
 @pytest.fixture(scope="module")
@@ -51,6 +51,7 @@ def test_ratios_are_paired_medians(tiny):
     assert row.speedup.median == pytest.approx(2.0 / 1.04)
     assert row.overhead.median == pytest.approx(0.04)
     assert row.vs_hf.median == pytest.approx(1.25 / 1.04) and row.hf_method == "hf ngram γ=4"
+    assert row.cpu_speedup.median == pytest.approx(2.0 / 1.04)
     assert row.alpha == pytest.approx(2 / 3) and row.accepted_length == pytest.approx(2.0)
     assert {t.met for t in targets if "copy" in t.name} == {True}
     assert [t.met for t in targets if "overhead" in t.name] == [True]

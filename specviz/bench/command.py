@@ -8,6 +8,7 @@ import os
 import platform
 import shlex
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import torch
@@ -35,12 +36,10 @@ same numbers are in `benchmarks/latest.json` (format `specviz-bench`, version 1)
 
 
 def add_bench_arguments(parser: argparse.ArgumentParser) -> None:
-    from specviz.drafters import DRAFTER_KINDS
-
-    trained = [k for k in DRAFTER_KINDS if k not in ("ngram", "model", "none")]
     parser.add_argument("--target", default=None, help="target model (default: the embedded SmolLM2-135M-Instruct)")
-    parser.add_argument("--drafters", default=",".join(["ngram", "model", *trained]),
-                        help="comma-separated drafter kinds (default: %(default)s)")
+    parser.add_argument("--drafters", default=None,
+                        help="comma-separated drafter kinds (default: ngram, model and every trained drafter "
+                             "whose weights load)")
     parser.add_argument("--drafter-model", default=None,
                         help="draft LM for the 'model' drafter (default: the target's first --drafter-layers layers)")
     parser.add_argument("--drafter-layers", type=int, default=4,
@@ -52,6 +51,9 @@ def add_bench_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--prompts", default=str(DEFAULT_PROMPTS), help="prompt set JSON (default: the shipped one)")
     parser.add_argument("--categories", default=None, help="comma-separated categories (default: all)")
     parser.add_argument("--per-category", type=int, default=None, help="at most this many prompts per category")
+    parser.add_argument("--model-per-category", type=int, default=None,
+                        help="run the 'model' drafter and its transformers twin on only this many prompts per "
+                             "category (they are slow while α is low; default: all)")
     parser.add_argument("--repeats", type=int, default=3, help="timed passes over the prompts (default 3)")
     parser.add_argument("--warmup", type=int, default=1, help="untimed runs per method first (default 1)")
     parser.add_argument("--threads", type=int, default=2, help="torch CPU threads, fixed for the run (default 2)")
@@ -71,8 +73,9 @@ def run_bench(args: argparse.Namespace) -> None:
         raise SpecvizError("--repeats and --threads must be >= 1, --warmup >= 0")
     torch.set_num_threads(args.threads)
     gammas = [int(g) for g in args.gammas.split(",")]
-    kinds = [k for k in args.drafters.split(",") if k]
-    prompts = load_prompts(args.prompts, args.categories.split(",") if args.categories else None, args.per_category)
+    kinds = [k for k in args.drafters.split(",") if k] if args.drafters else _default_kinds()
+    categories = args.categories.split(",") if args.categories else None
+    prompts = load_prompts(args.prompts, categories, args.per_category)
     target = load_model(args.target, device=args.device, dtype=args.dtype)
     chat = not args.no_chat
     base = DecodeSettings(temperature=args.temperature, max_new_tokens=args.max_new_tokens, record=False)
@@ -82,6 +85,7 @@ def run_bench(args: argparse.Namespace) -> None:
     if not args.no_hf:
         methods.append(hf_method(target, "none", base, chat))
     notes = ["Speedups are over the engine's baseline with recording off (the fastest plain decoding it has)."]
+    used: list[str] = []
     for kind in kinds:
         assistant, path = None, None
         if kind == "model":
@@ -92,17 +96,29 @@ def run_bench(args: argparse.Namespace) -> None:
                              "final norm and LM head, untrained: its α is low, so it slows decoding down. It is "
                              "here to compare the engine's loop with transformers' assisted generation on a "
                              "real same-tokenizer pair, not as a useful drafter.")
-        drafter = build_drafter(kind, target, path)
+        try:
+            drafter = build_drafter(kind, target, path)
+        except SpecvizError as error:
+            if args.drafters:
+                raise
+            notes.append(f"The trained drafter '{kind}' was left out: {error}")
+            continue
+        used.append(kind)
         held = (assistant,) if assistant else ()
+        subset = None
+        if kind == "model" and args.model_per_category is not None:
+            subset = frozenset(p.id for p in load_prompts(args.prompts, categories, args.model_per_category))
+            notes.append(f"The 'model' rows cover {len(subset)} of the {len(prompts)} prompts "
+                         f"({args.model_per_category} per category); their ratios pair runs on those prompts only.")
         for gamma in gammas:
             for record in (True, False):
                 settings = DecodeSettings(gamma=gamma, temperature=args.temperature,
                                           max_new_tokens=args.max_new_tokens, record=record)
-                methods.append(engine_method(target, drafter, kind, settings, chat, held))
+                methods.append(replace(engine_method(target, drafter, kind, settings, chat, held), prompts=subset))
             if not args.no_hf and kind in HF_DRAFTERS:
                 hf_settings = DecodeSettings(gamma=gamma, temperature=args.temperature,
                                              max_new_tokens=args.max_new_tokens)
-                methods.append(hf_method(target, kind, hf_settings, chat, assistant))
+                methods.append(replace(hf_method(target, kind, hf_settings, chat, assistant), prompts=subset))
     if "ngram" in kinds and not args.no_hf:
         notes.append("Both n-gram drafters match up to 3-grams; transformers' prompt lookup takes the first "
                      "(leftmost) match, the engine's the most recent, so their α can differ.")
@@ -113,7 +129,7 @@ def run_bench(args: argparse.Namespace) -> None:
     result = BenchResult(
         machine=_machine(target.device, target.dtype), command=_command(),
         date=datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),
-        settings={"target": target.name, "drafters": kinds, "gammas": gammas, "temperature": args.temperature,
+        settings={"target": target.name, "drafters": used, "gammas": gammas, "temperature": args.temperature,
                   "greedy": base.greedy, "max_new_tokens": args.max_new_tokens, "repeats": args.repeats,
                   "warmup": args.warmup, "prompts": len(prompts), "prompt_set": Path(args.prompts).name,
                   "categories": {c: sum(p.category == c for p in prompts) for c in dict.fromkeys(
@@ -125,6 +141,12 @@ def run_bench(args: argparse.Namespace) -> None:
     Path(args.markdown).write_text(HEADER + markdown)
     print(markdown)
     print(f"results saved to {args.out} and {args.markdown}", file=sys.stderr)
+
+
+def _default_kinds() -> list[str]:
+    from specviz.drafters import DRAFTER_KINDS
+
+    return ["ngram", "model", *(k for k in DRAFTER_KINDS if k not in ("ngram", "model", "none"))]
 
 
 def _machine(device: torch.device, dtype: torch.dtype) -> dict:

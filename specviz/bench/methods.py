@@ -7,6 +7,7 @@ Every method decodes the same prompt ids with the same max_new_tokens; the engin
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -32,7 +33,8 @@ class MethodSpec:
 @dataclass
 class Outcome:
     ids: list[int]
-    seconds: float
+    seconds: float                   # wall clock
+    cpu_seconds: float               # process CPU time
     prompt_tokens: int
     accepted: int | None = None      # engine only: drafts accepted, up to each first rejection
     evaluated: int | None = None     # engine only: draft positions whose test decided something
@@ -45,6 +47,7 @@ class Method:
     spec: MethodSpec
     run: Callable[[BenchPrompt], Outcome]
     models: tuple[LoadedModel, ...] = ()   # whose weights and KV caches this method holds
+    prompts: frozenset[str] | None = None  # ids of the prompts it runs on (None: all)
 
 
 def engine_method(target: LoadedModel, drafter: Drafter | None, kind: str, settings: DecodeSettings,
@@ -59,11 +62,11 @@ def engine_method(target: LoadedModel, drafter: Drafter | None, kind: str, setti
                           settings.record)
 
     def run(prompt: BenchPrompt) -> Outcome:
-        start = clock.now()
+        start, cpu = clock.now(), time.process_time()
         trace = generate(target, drafter, prompt.text, settings, chat=chat)
-        seconds = clock.now() - start
+        seconds, cpu = clock.now() - start, time.process_time() - cpu
         its = trace.iterations
-        return Outcome(list(trace.generated_ids), seconds, len(trace.prompt_ids),
+        return Outcome(list(trace.generated_ids), seconds, cpu, len(trace.prompt_ids),
                        accepted=sum(it.accepted for it in its), evaluated=sum(it.evaluated for it in its),
                        iterations=len(its), c=trace.summary().c)
 
@@ -93,12 +96,12 @@ def hf_method(target: LoadedModel, kind: str, settings: DecodeSettings, chat: bo
     spec = MethodSpec(name, "hf", kind, None if kind == "none" else settings.gamma)
 
     def run(prompt: BenchPrompt) -> Outcome:
+        start, cpu = clock.now(), time.process_time()  # from the prompt text, as the engine is timed
         ids = torch.tensor([target.encode_prompt(prompt.text, chat=chat)], device=target.device)
-        start = clock.now()
         with torch.no_grad():
             out = target.model.generate(ids, attention_mask=torch.ones_like(ids), **options)
-        seconds = clock.now() - start
-        return Outcome(out[0, ids.shape[1]:].tolist(), seconds, ids.shape[1])
+        seconds, cpu = clock.now() - start, time.process_time() - cpu
+        return Outcome(out[0, ids.shape[1]:].tolist(), seconds, cpu, ids.shape[1])
 
     return Method(spec, run, (target,) + ((assistant,) if assistant else ()))
 

@@ -49,6 +49,9 @@ class Row:
     overhead: Spread | None           # recording on vs off: time on / time off - 1
     vs_hf: Spread | None              # engine tokens/s over transformers' on the same drafter
     hf_method: str | None
+    cpu_speedup: Spread | None        # the same three ratios from process CPU time instead of wall clock
+    cpu_overhead: Spread | None
+    cpu_vs_hf: Spread | None
     memory_mb: float | None
     failures: int
 
@@ -56,7 +59,8 @@ class Row:
 @dataclass
 class Target:
     name: str
-    value: float | None
+    value: float | None        # from wall-clock time: what the goal is judged on
+    cpu_value: float | None    # the same from CPU time
     goal: str
     met: bool | None
 
@@ -105,6 +109,9 @@ def _row(spec: MethodSpec, specs: list[MethodSpec], runs: list[RunRecord], group
         overhead=_overhead(runs, spec.name, twin.name, group) if twin else None,
         vs_hf=_paired(runs, spec.name, hf.name, group) if hf else None,
         hf_method=hf.name if hf else None,
+        cpu_speedup=_paired(runs, spec.name, BASELINE, group, cpu=True) if spec.name != BASELINE else None,
+        cpu_overhead=_overhead(runs, spec.name, twin.name, group, cpu=True) if twin else None,
+        cpu_vs_hf=_paired(runs, spec.name, hf.name, group, cpu=True) if hf else None,
         memory_mb=max((r.memory_mb for r in good), default=None),
         failures=len(mine) - len(good))
 
@@ -131,8 +138,8 @@ def _by_repeat(runs: list[RunRecord]) -> dict[int, list[RunRecord]]:
     return out
 
 
-def _rate(runs: list[RunRecord]) -> float:
-    return sum(r.tokens for r in runs) / sum(r.seconds for r in runs)
+def _rate(runs: list[RunRecord], cpu: bool = False) -> float:
+    return sum(r.tokens for r in runs) / sum(r.cpu_seconds if cpu else r.seconds for r in runs)
 
 
 def _pairs(runs: list[RunRecord], a: str, b: str, group: str) -> list[tuple[list[RunRecord], list[RunRecord]]]:
@@ -146,14 +153,14 @@ def _pairs(runs: list[RunRecord], a: str, b: str, group: str) -> list[tuple[list
     return [([left[k] for k in shared if k[0] == rep], [right[k] for k in shared if k[0] == rep]) for rep in repeats]
 
 
-def _paired(runs: list[RunRecord], a: str, b: str, group: str) -> Spread | None:
+def _paired(runs: list[RunRecord], a: str, b: str, group: str, cpu: bool = False) -> Spread | None:
     """Median over repeats of tokens/s of a over tokens/s of b."""
-    return _spread([_rate(x) / _rate(y) for x, y in _pairs(runs, a, b, group)])
+    return _spread([_rate(x, cpu) / _rate(y, cpu) for x, y in _pairs(runs, a, b, group)])
 
 
-def _overhead(runs: list[RunRecord], on: str, off: str, group: str) -> Spread | None:
+def _overhead(runs: list[RunRecord], on: str, off: str, group: str, cpu: bool = False) -> Spread | None:
     """Median over repeats of (time with recording) / (time without) - 1, tokens being equal."""
-    return _spread([_rate(y) / _rate(x) - 1 for x, y in _pairs(runs, on, off, group)])
+    return _spread([_rate(y, cpu) / _rate(x, cpu) - 1 for x, y in _pairs(runs, on, off, group)])
 
 
 def _spread(values: list[float]) -> Spread | None:
@@ -166,13 +173,17 @@ def _targets(rows: list[Row]) -> list[Target]:
         if row.category == ALL and row.overhead is not None:
             value = row.overhead.median
             targets.append(Target(f"recording overhead, {row.method} (all prompts)", value,
-                                  f"≤ {OVERHEAD_GOAL:.0%}", value <= OVERHEAD_GOAL))
+                                  _median(row.cpu_overhead), f"≤ {OVERHEAD_GOAL:.0%}", value <= OVERHEAD_GOAL))
         if row.category == ALL and row.vs_hf is not None and row.drafter != "none" and row.record:
             value = row.vs_hf.median
             targets.append(Target(f"{row.method} vs {row.hf_method} (all prompts)", value,
-                                  f"≥ {HF_GOAL:.1f}", value >= HF_GOAL))
+                                  _median(row.cpu_vs_hf), f"≥ {HF_GOAL:.1f}", value >= HF_GOAL))
         if row.category == "copy" and row.drafter == "ngram" and row.record and row.speedup is not None:
             value = row.speedup.median
             targets.append(Target(f"{row.method} speedup on copy-heavy prompts", value,
-                                  f"≥ {COPY_SPEEDUP_GOAL}", value >= COPY_SPEEDUP_GOAL))
+                                  _median(row.cpu_speedup), f"≥ {COPY_SPEEDUP_GOAL}", value >= COPY_SPEEDUP_GOAL))
     return targets
+
+
+def _median(spread: Spread | None) -> float | None:
+    return spread.median if spread else None
