@@ -49,7 +49,7 @@ def run_train(args: argparse.Namespace) -> None:
     if args.threads:
         torch.set_num_threads(args.threads)
     began = time.time()
-    names = set(TrainConfig.__dataclass_fields__) - {"curve", "out", "kind"}
+    names = set(TrainConfig.__dataclass_fields__) - {"curve", "out", "kind", "resumed_from"}
     cfg = TrainConfig(kind=args.kind, **{k: getattr(args, k) for k in names})
     cfg.out = args.out or str(DRAFTERS_DIR / f"{args.kind}-smollm2-135m.safetensors")
     target = load_model(args.target, device=args.device, dtype="float32")

@@ -26,4 +26,5 @@ class TrainConfig:
     eval_tokens: int = 64
     seed: int = 0
     out: str = ""
+    resumed_from: int = 0        # the step a resumed run continued from (0: trained in one go)
     curve: list[dict] = field(default_factory=list, repr=False)

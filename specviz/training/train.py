@@ -119,6 +119,7 @@ def train(cfg: TrainConfig, target: LoadedModel, train_samples: list[Sample], he
         model.load_state_dict(saved["model"])
         optimizer.load_state_dict(saved["optimizer"])
         start, cfg.curve = saved["step"], saved["curve"]
+        cfg.resumed_from = start
     bar = tqdm(range(start, cfg.steps), desc=f"train {cfg.kind}", unit="step", initial=start, total=cfg.steps,
                disable=not progress)
     for step in bar:

@@ -1,0 +1,128 @@
+"""The shipped trained drafters (EAGLE-style head, distilled tiny LM) on the embedded target."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+
+import pytest
+import torch
+from safetensors import safe_open
+from safetensors.torch import save_file
+from scipy.stats import chisquare
+
+from specviz import DecodeSettings, generate, load_model, verification
+from specviz.drafters import build_drafter
+from specviz.drafters.eagle import DEFAULT_WEIGHTS as EAGLE_WEIGHTS
+from specviz.drafters.tiny import DEFAULT_WEIGHTS as TINY_WEIGHTS
+from specviz.errors import SpecvizError
+from specviz.warpers import Warper
+
+PROMPTS = ["Write a Python function that checks if a number is even.", "Give me three tips for better sleep."]
+NEW_TOKENS = 24
+KINDS = ["eagle", "tiny"]
+
+
+@pytest.fixture(scope="module")
+def drafters(embedded):
+    torch.set_num_threads(1)  # one-token steps: a second thread only adds synchronisation
+    return {kind: build_drafter(kind, embedded) for kind in KINDS}
+
+
+def first_draft(embedded, drafter, prompt: str, settings: DecodeSettings, gamma: int):
+    """What the decoder does before its first iteration, by hand: begin, hand over the prompt's
+    features when the drafter reads them, propose."""
+    ids = embedded.encode_prompt(prompt)
+    drafter.begin(ids)
+    if hasattr(drafter, "observe"):
+        with torch.no_grad():
+            out = embedded.model(torch.tensor([ids]), output_hidden_states=True)
+        drafter.observe(out.hidden_states[-1][0, :-1])
+    return ids, drafter.propose([], gamma, Warper(settings), torch.Generator().manual_seed(0))
+
+
+def target_greedy(loaded, prompt: str, new_tokens: int) -> list[int]:
+    ids = torch.tensor([loaded.encode_prompt(prompt)])
+    with torch.no_grad():
+        out = loaded.model.generate(ids, do_sample=False, max_new_tokens=new_tokens)
+    return out[0, ids.shape[1]:].tolist()
+
+
+@pytest.fixture(scope="module")
+def references(embedded):
+    return {prompt: target_greedy(embedded, prompt, NEW_TOKENS) for prompt in PROMPTS}
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_shipped_weights_and_card(kind):
+    path = EAGLE_WEIGHTS if kind == "eagle" else TINY_WEIGHTS
+    assert path.stat().st_size <= 20_000_000
+    card = json.loads(path.with_suffix(".json").read_text())
+    with safe_open(str(path), framework="pt") as f:
+        assert f.metadata()["target_fingerprint"] == card["target_fingerprint"]
+        assert all(f.get_tensor(k).dtype in (torch.float16, torch.int64) for k in f.keys())
+    assert {r["temperature"] for r in card["heldout_acceptance"]} == {0.0, 1.0}
+    assert card["command"].startswith("python -m specviz train-drafter")
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_proposals_are_distributions_over_the_full_vocabulary(embedded, drafters, kind):
+    _, draft = first_draft(embedded, drafters[kind], PROMPTS[1], DecodeSettings(temperature=1.0), 4)
+    assert draft.tokens.shape == (4,) and draft.q.shape == (4, embedded.vocab_size)
+    assert draft.q.dtype == torch.float32
+    assert torch.allclose(draft.q.sum(-1), torch.ones(4), atol=1e-4)
+    assert (draft.q[torch.arange(4), draft.tokens] > 0).all()
+    assert (draft.q == 0).any(-1).all()  # zero outside the draft vocabulary
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("gamma", [1, 4])
+def test_trained_drafters_reproduce_target_greedy(embedded, drafters, references, kind, gamma):
+    accepted = 0
+    for prompt in PROMPTS:
+        settings = DecodeSettings(gamma=gamma, temperature=0, max_new_tokens=NEW_TOKENS, first_target=gamma == 1)
+        trace = generate(embedded, drafters[kind], prompt, settings)
+        assert trace.generated_ids == references[prompt]
+        accepted += sum(it.accepted for it in trace.iterations)
+    assert accepted > 0
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_lossless_rule_with_trained_q_reproduces_p(embedded, drafters, kind):
+    """With the drafter's real q (zero outside its vocabulary), accepted-or-resampled tokens follow p."""
+    settings = DecodeSettings(temperature=1.0)
+    ids, draft = first_draft(embedded, drafters[kind], PROMPTS[0], settings, 1)
+    q, gen = draft.q, torch.Generator().manual_seed(1)
+    with torch.no_grad():
+        p = Warper(settings).probs(embedded.model(torch.tensor([ids])).logits[0, -1:])
+    counts, p_and_bonus = Counter(), torch.cat([p, p])  # the bonus row is never counted here
+    for _ in range(3000):
+        draft = torch.multinomial(q[0], 1, generator=gen)
+        verdict = verification.lossless(p_and_bonus, q, draft, gen)
+        counts[int(draft) if verdict.accepted else verdict.recovered] += 1
+    top = p[0].topk(8).indices.tolist()
+    observed = [counts[t] for t in top] + [3000 - sum(counts[t] for t in top)]
+    expected = [float(p[0, t]) * 3000 for t in top]
+    expected.append(3000 - sum(expected))
+    assert chisquare(observed, expected).pvalue > 1e-3
+
+
+def test_weights_for_another_target_are_refused(tiny_llama_dirs):
+    small = load_model(str(tiny_llama_dirs[0]))
+    for kind in KINDS:
+        with pytest.raises(SpecvizError, match="trained for target"):
+            build_drafter(kind, small)
+
+
+def test_tampered_or_wrong_kind_files_are_refused(embedded, tmp_path):
+    with safe_open(str(EAGLE_WEIGHTS), framework="pt") as f:
+        tensors = {k: f.get_tensor(k) for k in f.keys()}
+        meta = f.metadata()
+    forged = tmp_path / "forged.safetensors"
+    save_file(tensors, str(forged), metadata={**meta, "target_fingerprint": "0" * 16})
+    with pytest.raises(SpecvizError, match="fingerprints differ"):
+        build_drafter("eagle", embedded, str(forged))
+    with pytest.raises(SpecvizError, match="not 'tiny'"):
+        build_drafter("tiny", embedded, str(EAGLE_WEIGHTS))
+    with pytest.raises(SpecvizError, match="not found"):
+        build_drafter("eagle", embedded, str(tmp_path / "missing.safetensors"))
