@@ -1,6 +1,7 @@
 """Speedup curves: a live γ sweep against the analytic curves, and where the current trace's drafts die."""
 
 import json
+from pathlib import Path
 
 import streamlit as st
 
@@ -30,14 +31,17 @@ if st.button("Run γ sweep", type="primary", key="run_sweep", disabled=not gamma
     except SpecvizError as error:
         st.error(str(error))
 
-upload = st.file_uploader("Compare with a saved benchmark (JSON with gamma/speedup points)", type=["json"],
-                          key="benchmark_file")
+SHIPPED_BENCHMARK = Path(__file__).resolve().parent.parent / "benchmarks" / "latest.json"
+left, right = st.columns(2)
+shipped = left.checkbox("Show the shipped benchmark (benchmarks/latest.json)", key="show_shipped_benchmark")
+upload = right.file_uploader("…or a report saved by `python -m specviz bench`", type=["json"], key="benchmark_file")
 benchmark = None
-if upload is not None:
+source = upload.getvalue() if upload is not None else SHIPPED_BENCHMARK.read_bytes() if shipped else None
+if source is not None:
     try:
-        benchmark = benchmark_points(json.loads(upload.getvalue()))
+        benchmark = benchmark_points(json.loads(source))
     except (UnicodeDecodeError, json.JSONDecodeError, SpecvizError) as error:
-        st.error(f"Cannot use {upload.name}: {error}")
+        st.error(f"Cannot use this benchmark file: {error}")
 
 points = st.session_state.get("sweep")
 if points:

@@ -53,10 +53,16 @@ def measured_alpha_c(points: list[SweepPoint]) -> tuple[float | None, float]:
     return (statistics.fmean(alphas) if alphas else None), (statistics.median(cs) if cs else 0.0)
 
 
-def benchmark_points(data: object) -> list[dict]:
-    """Points {gamma, speedup, label?} from a saved benchmark JSON: a list, or {"points": [...]}."""
-    rows = data.get("points") if isinstance(data, dict) else data
-    if not isinstance(rows, list) or not all(isinstance(r, dict) and {"gamma", "speedup"} <= set(r) for r in rows):
-        raise SpecvizError('a benchmark file needs a list of {"gamma": ..., "speedup": ...} points')
-    return [{"gamma": int(r["gamma"]), "speedup": float(r["speedup"]), "label": str(r.get("label", "benchmark"))}
-            for r in rows]
+def benchmark_points(report: object) -> list[dict]:
+    """Speedup points {gamma, speedup, label} of the engine's recorded runs in a `python -m specviz
+    bench` report (format "specviz-bench"): the median over all prompts, one label per drafter."""
+    if not isinstance(report, dict) or report.get("format") != "specviz-bench":
+        raise SpecvizError('not a benchmark report (expected "format": "specviz-bench", written by '
+                           "python -m specviz bench)")
+    try:
+        return [{"gamma": int(row["gamma"]), "speedup": float(row["speedup"]["median"]),
+                 "label": f"benchmark: {row['drafter']}"}
+                for row in report["rows"] if row["category"] == "all" and row["family"] == "engine"
+                and row["record"] and row["gamma"] is not None and row["speedup"] is not None]
+    except (KeyError, TypeError, ValueError) as error:
+        raise SpecvizError(f"a malformed benchmark report: {error}") from error

@@ -71,6 +71,10 @@ def test_gamma_sweep_and_spec_grid(tiny_pair):
     assert not app.exception and not app.error
     assert [p.gamma for p in app.session_state["sweep"]] == [0, 1, 3]
     assert len(app.get("plotly_chart")) == 4  # sweep + three from the trace
+    app.checkbox(key="show_shipped_benchmark").check().run()
+    assert not app.exception and not app.error
+    names = [trace.get("name") for trace in json.loads(app.get("plotly_chart")[0].proto.spec)["data"]]
+    assert "benchmark: ngram" in names
     app.switch_page("pages/table.py").run()
     app.multiselect(key="grid_betas").set_value([1, 3])
     app.multiselect(key="grid_taus").set_value([1.0]).run()

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 
 from specviz import DecodeSettings, SpecvizError, Trace, charts, trace_from_dict
@@ -139,18 +142,24 @@ def test_speedup_charts(trace):
               SweepPoint(2, 10, 0.5, 20.0, 2.0, 0.6, 0.1, 2.0), SweepPoint(4, 10, 0.6, 16.0, 2.5, 0.5, 0.2, 1.6)]
     alpha, c = measured_alpha_c(points)
     assert alpha == pytest.approx(0.55) and c == pytest.approx(0.15)
-    fig = charts.sweep_chart(points, alpha, c, max_gamma=8, benchmark=benchmark_points([{"gamma": 3, "speedup": 2}]))
+    benchmark = [{"gamma": 3, "speedup": 2.0, "label": "benchmark: ngram"}]
+    fig = charts.sweep_chart(points, alpha, c, max_gamma=8, benchmark=benchmark)
     measured = [t for t in fig.data if t.name == "measured"]
     assert [list(t.x) for t in measured] == [[2, 4], [2, 4]]
     assert len([t for t in fig.data if (t.name or "").startswith("theory")][0].x) == 8
     names = [t.name or "" for t in fig.data]
-    assert any(name.startswith("optimal γ") for name in names) and "benchmark" in names
+    assert any(name.startswith("optimal γ") for name in names) and "benchmark: ngram" in names
 
 
-def test_benchmark_points_reject_other_json():
-    with pytest.raises(SpecvizError):
-        benchmark_points({"rows": []})
-    assert benchmark_points({"points": [{"gamma": 2, "speedup": 1.5, "label": "H100"}]})[0]["label"] == "H100"
+def test_benchmark_points_read_the_shipped_report():
+    report = json.loads((Path(__file__).resolve().parent.parent / "benchmarks" / "latest.json").read_text())
+    points = benchmark_points(report)
+    assert points and {p["label"] for p in points} >= {"benchmark: ngram"}
+    assert all(p["gamma"] >= 1 and p["speedup"] > 0 for p in points)
+    with pytest.raises(SpecvizError, match="not a benchmark report"):
+        benchmark_points({"points": [{"gamma": 2, "speedup": 1.5}]})
+    with pytest.raises(SpecvizError, match="malformed"):
+        benchmark_points({"format": "specviz-bench", "rows": [{"category": "all"}]})
 
 
 def test_theory_and_toy():

@@ -10,6 +10,8 @@ from specviz.charts.style import ACCEPT_COLOR, NEUTRAL, P_COLOR, Q_COLOR, REJECT
 from specviz.sweep import SweepPoint
 from specviz.trace import Summary, Trace
 
+BENCH_SYMBOLS = ["square-open", "diamond-open", "triangle-up-open", "x-thin", "cross-thin"]
+
 
 def sweep_chart(points: list[SweepPoint], alpha: float | None, c: float, max_gamma: int = 16,
                 benchmark: list[dict] | None = None) -> go.Figure:
@@ -33,10 +35,11 @@ def sweep_chart(points: list[SweepPoint], alpha: float | None, c: float, max_gam
         fig.add_scatter(x=[best], y=[theory.walltime_improvement(alpha, best, c)], mode="markers+text",
                         name=f"optimal γ = {best}", text=[f"γ* = {best}"], textposition="top center",
                         marker={"size": 22, "symbol": "star", "color": REJECT_COLOR}, row=1, col=1)
-    if benchmark:
-        fig.add_scatter(x=[b["gamma"] for b in benchmark], y=[b["speedup"] for b in benchmark], mode="markers",
-                        name=benchmark[0]["label"], marker={"size": 14, "symbol": "square-open", "color": "#000000",
-                                                           "line": {"width": 3}}, row=1, col=1)
+    for symbol, label in zip(BENCH_SYMBOLS, dict.fromkeys(b["label"] for b in benchmark or [])):
+        mine = [b for b in benchmark if b["label"] == label]
+        fig.add_scatter(x=[b["gamma"] for b in mine], y=[b["speedup"] for b in mine], mode="markers", name=label,
+                        marker={"size": 14, "symbol": symbol, "color": "#000000", "line": {"width": 3}},
+                        row=1, col=1)
     fig.add_hline(y=1.0, line_dash="dot", line_color=NEUTRAL, row=1, col=1)
     highest = max([y for t in fig.data if t.xaxis == "x" for y in t.y if y is not None], default=1.0)
     fig.update_yaxes(range=[0, highest * 1.2], row=1, col=1)
