@@ -15,21 +15,10 @@ st.caption("Runs the target alone once, then the sidebar's pair and prompt once 
            "curves are Leviathan et al.'s formulas through the measured α̂ and c.")
 gammas = st.multiselect("γ values to sweep", list(range(1, 17)), default=[1, 2, 4, 8], key="sweep_gammas")
 if st.button("Run γ sweep", type="primary", key="run_sweep", disabled=not gammas):
-    try:
-        settings = controls.settings()
-        total = 1 + len(gammas)
-        progress = st.progress(0.0, text="target alone (baseline)…")
-        points = []
-        with models.exclusive() as (target, drafter):
-            if drafter is None:
-                raise SpecvizError("the sweep needs a drafter: pick one other than 'none' in the sidebar")
-            for point in sweep_gamma(target, drafter, st.session_state.prompt, settings, sorted(gammas)):
-                points.append(point)
-                progress.progress(len(points) / total, text=f"γ = {point.gamma} done ({len(points)} of {total})")
+    points = models.runs_with_progress("γ sweep", 1 + len(gammas), lambda target, drafter: sweep_gamma(
+        target, drafter, st.session_state.prompt, controls.settings(), sorted(gammas)))
+    if points is not None:
         st.session_state.sweep = points
-        progress.empty()
-    except SpecvizError as error:
-        st.error(str(error))
 
 SHIPPED_BENCHMARK = Path(__file__).resolve().parent.parent / "benchmarks" / "latest.json"
 left, right = st.columns(2)

@@ -3,7 +3,7 @@
 import streamlit as st
 
 from pages.ui import controls, models, state
-from specviz import SpecvizError, charts
+from specviz import charts
 from specviz.reverify import mean_tokens, reverify
 from specviz.spec_grid import grid_frame, spec_grid
 
@@ -38,21 +38,10 @@ g1, g2 = st.columns(2)
 betas = g1.multiselect("β values", [1, 2, 3, 5, 8], default=[1, 3, 5], key="grid_betas")
 taus = g2.multiselect("τ values", [0.5, 1.0, 2.0, 3.0, 5.0], default=[1.0, 3.0, 5.0], key="grid_taus")
 if st.button("Run the grid", key="run_grid", disabled=not betas or not taus):
-    try:
-        settings = controls.settings()
-        progress = st.progress(0.0, text="greedy reference run…")
-        total = 1 + len(betas) * len(taus)
-        cells = []
-        with models.exclusive() as (target, drafter):
-            if drafter is None:
-                raise SpecvizError("the grid needs a drafter: pick one other than 'none' in the sidebar")
-            for cell in spec_grid(target, drafter, st.session_state.prompt, settings, sorted(betas), sorted(taus)):
-                cells.append(cell)
-                progress.progress(len(cells) / total, text=f"{len(cells)} of {total} runs done")
+    cells = models.runs_with_progress("β × τ grid", 1 + len(betas) * len(taus), lambda target, drafter: spec_grid(
+        target, drafter, st.session_state.prompt, controls.settings(), sorted(betas), sorted(taus)))
+    if cells is not None:
         st.session_state.grid = cells
-        progress.empty()
-    except SpecvizError as error:
-        st.error(str(error))
 if st.session_state.get("grid"):
     reference = st.session_state.grid[0]
     st.markdown(f"Target alone, greedy: **{reference.tokens_per_iteration:.2f}** tokens / iteration, match 100%")

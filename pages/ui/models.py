@@ -8,13 +8,13 @@ trace in its own session state.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 
 import streamlit as st
 
 from pages.ui import controls
-from specviz import LoadedModel, load_model
+from specviz import LoadedModel, SpecvizError, load_model
 from specviz.drafters import Drafter, build_drafter
 
 
@@ -50,3 +50,24 @@ def exclusive() -> Iterator[tuple[LoadedModel, Drafter | None]]:
         yield target_model(target_name), drafter(target_name, kind, draft_model)
     finally:
         lock.release()
+
+
+def runs_with_progress(what: str, total: int,
+                       work: Callable[[LoadedModel, Drafter], Iterable]) -> list | None:
+    """Collect what `work(target, drafter)` yields (one item per finished run) under the run lock,
+    with a progress bar; None after showing the error when something is wrong."""
+    progress = st.progress(0.0, text=f"{what}: starting…")
+    results = []
+    try:
+        with exclusive() as (target, drafter):
+            if drafter is None:
+                raise SpecvizError(f"the {what} needs a drafter: pick one other than 'none' in the sidebar")
+            for result in work(target, drafter):
+                results.append(result)
+                progress.progress(len(results) / total, text=f"{what}: {len(results)} of {total} runs done")
+    except SpecvizError as error:
+        st.error(str(error))
+        return None
+    finally:
+        progress.empty()
+    return results
