@@ -22,7 +22,7 @@ if st.button("Run γ sweep", type="primary", key="run_sweep", disabled=not gamma
 
 SHIPPED_BENCHMARK = Path(__file__).resolve().parent.parent / "benchmarks" / "latest.json"
 left, right = st.columns(2)
-shipped = left.checkbox("Show the shipped benchmark (benchmarks/latest.json)", key="show_shipped_benchmark")
+shipped = left.checkbox("Show the shipped benchmark", key="show_shipped_benchmark")
 upload = right.file_uploader("…or a report saved by `python -m specviz bench`", type=["json"], key="benchmark_file")
 benchmark = None
 source = upload.getvalue() if upload is not None else SHIPPED_BENCHMARK.read_bytes() if shipped else None
@@ -32,10 +32,11 @@ if source is not None:
     except (UnicodeDecodeError, json.JSONDecodeError, SpecvizError) as error:
         st.error(f"Cannot use this benchmark file: {error}")
 
-points = st.session_state.get("sweep")
-if points:
+points = st.session_state.get("sweep") or []
+if points or benchmark:
     alpha, c = measured_alpha_c(points)
     st.plotly_chart(charts.sweep_chart(points, alpha, c, benchmark=benchmark), key="sweep_chart")
+if points:
     st.caption("The formulas assume one target step verifies γ + 1 tokens as fast as it decodes one (true on a "
                "busy GPU, not on a CPU), and each run's time includes its prompt's prefill: measured points sit "
                "below the curves when either assumption fails.")

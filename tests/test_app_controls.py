@@ -56,3 +56,11 @@ def test_theory_page(app):
     assert {m.label: m.value for m in app.metric}["expected tokens per iteration"] == "1.94"
     assert len(app.get("plotly_chart")) == 3
     assert any("Rejection probability" in c.value for c in app.main.caption)
+
+
+def test_shipped_benchmark_shows_without_a_sweep(app):
+    app.switch_page("pages/speedup.py").run()
+    assert not app.get("plotly_chart")
+    app.checkbox(key="show_shipped_benchmark").check().run()
+    assert not app.exception and not app.error
+    assert len(app.get("plotly_chart")) == 1
