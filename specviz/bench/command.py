@@ -120,8 +120,8 @@ def run_bench(args: argparse.Namespace) -> None:
                                              max_new_tokens=args.max_new_tokens)
                 methods.append(replace(hf_method(target, kind, hf_settings, chat, assistant), prompts=subset))
     if "ngram" in kinds and not args.no_hf:
-        notes.append("Both n-gram drafters match up to 3-grams; transformers' prompt lookup takes the first "
-                     "(leftmost) match, the engine's the most recent, so their α can differ.")
+        notes.append("Both n-gram drafters match up to 3-grams and copy after the first (leftmost) match, so they "
+                     "propose the same drafts.")
 
     runs = measure(methods, prompts, args.repeats, args.warmup, greedy=base.greedy)
     specs = [m.spec for m in methods]

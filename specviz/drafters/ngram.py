@@ -2,8 +2,10 @@
 
 The "copy" drafter of Leviathan et al. (and transformers' prompt_lookup_num_tokens): look for
 the last `max_ngram` .. `min_ngram` tokens earlier in prompt + generated text and propose the
-tokens that followed. It has no distribution of its own, so q is one-hot on the proposal; the
-lossless rule then accepts x̃ with probability p(x̃) and resamples from p with x̃ removed.
+tokens that followed. The first (leftmost) match wins: it lies in the prompt whenever the prompt
+has one, and the prompt is the text being copied or edited. It has no distribution of its own,
+so q is one-hot on the proposal; the lossless rule then accepts x̃ with probability p(x̃) and
+resamples from p with x̃ removed.
 """
 
 from __future__ import annotations
@@ -38,10 +40,10 @@ class NgramDrafter:
 
 
 def lookup(seq: list[int], gamma: int, max_ngram: int, min_ngram: int) -> list[int]:
-    """Continuation (≤ gamma tokens) of the most recent earlier occurrence of the longest suffix."""
+    """Continuation (≤ gamma tokens) of the first earlier occurrence of the longest suffix."""
     for n in range(min(max_ngram, len(seq) - 1), min_ngram - 1, -1):
         suffix = seq[-n:]
-        for start in range(len(seq) - n - 1, -1, -1):
+        for start in range(len(seq) - n):
             if seq[start:start + n] == suffix:
                 return seq[start + n:start + n + gamma]
     return []
