@@ -12,7 +12,6 @@ import pytest  # noqa: E402
 import torch  # noqa: E402
 from tokenizers import Tokenizer, models, pre_tokenizers  # noqa: E402
 from transformers import (  # noqa: E402
-    AutoModelForCausalLM,
     LlamaConfig,
     LlamaForCausalLM,
     PreTrainedTokenizerFast,
@@ -20,6 +19,7 @@ from transformers import (  # noqa: E402
     T5ForConditionalGeneration,
 )
 
+from specviz.bench.truncated import truncated_drafter_dir  # noqa: E402
 from specviz.models import load_model  # noqa: E402
 
 TINY_WORDS = ["<pad>", "<eos>", "<unk>"] + [f"w{i}" for i in range(13)]  # 16 tokens
@@ -66,31 +66,24 @@ def embedded():
     return load_model()
 
 
+def _saved_pair(tmp_path_factory, name: str, save, seeds: tuple[int, int]):
+    root = tmp_path_factory.mktemp(name)
+    save(root / "target", seed=seeds[0])
+    save(root / "drafter", seed=seeds[1])
+    return root / "target", root / "drafter"
+
+
 @pytest.fixture(scope="session")
 def tiny_llama_dirs(tmp_path_factory):
-    root = tmp_path_factory.mktemp("tiny-llama")
-    save_tiny_llama(root / "target", seed=1)
-    save_tiny_llama(root / "drafter", seed=2)
-    return root / "target", root / "drafter"
+    return _saved_pair(tmp_path_factory, "tiny-llama", save_tiny_llama, (1, 2))
 
 
 @pytest.fixture(scope="session")
 def tiny_t5_dirs(tmp_path_factory):
-    root = tmp_path_factory.mktemp("tiny-t5")
-    save_tiny_t5(root / "target", seed=3)
-    save_tiny_t5(root / "drafter", seed=4)
-    return root / "target", root / "drafter"
+    return _saved_pair(tmp_path_factory, "tiny-t5", save_tiny_t5, (3, 4))
 
 
 @pytest.fixture(scope="session")
-def layer_drafter_dir(embedded, tmp_path_factory):
+def layer_drafter_dir(embedded):
     """A real draft LM for the embedded target: its first 4 layers, final norm and head."""
-    path = tmp_path_factory.mktemp("layer-drafter")
-    config = embedded.model.config.to_dict()
-    config["num_hidden_layers"] = 4
-    config["layer_types"] = None
-    small = AutoModelForCausalLM.from_config(type(embedded.model.config).from_dict(config))
-    small.load_state_dict(embedded.model.state_dict(), strict=False)
-    small.save_pretrained(path)
-    embedded.tokenizer.save_pretrained(path)
-    return path
+    return truncated_drafter_dir(embedded, 4)
