@@ -27,6 +27,7 @@ from transformers import (
 
 from specviz.device import pick_device, pick_dtype
 from specviz.errors import SpecvizError
+from specviz.packed_linear import can_pack, pack_linears
 
 EMBEDDED = "embedded"
 EMBEDDED_NAME = "SmolLM2-135M-Instruct"
@@ -112,10 +113,11 @@ def embedded_dir() -> Path:
 
 
 def load_model(name: str | None = None, device: str | None = None, dtype: str | None = None,
-               trust_remote_code: bool = False) -> LoadedModel:
+               trust_remote_code: bool = False, pack: bool = True) -> LoadedModel:
     """Load a causal LM or a seq2seq model from a hub id or a local directory.
 
-    `None` or "embedded" gives the embedded SmolLM2-135M-Instruct.
+    `None` or "embedded" gives the embedded SmolLM2-135M-Instruct. On the CPU its linear layers
+    are packed for oneDNN (`packed_linear`) unless `pack` is False.
     """
     name = name or EMBEDDED
     path = str(embedded_dir()) if name == EMBEDDED else name
@@ -132,6 +134,8 @@ def load_model(name: str | None = None, device: str | None = None, dtype: str | 
         first_line = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
         raise SpecvizError(f"cannot load model '{name}': {first_line}") from error
     model.to(dev).eval()
+    if pack and can_pack(model):
+        pack_linears(model)
     eos = model.generation_config.eos_token_id
     if eos is None:
         eos = tokenizer.eos_token_id

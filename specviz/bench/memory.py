@@ -33,7 +33,9 @@ def peak_mb(device: torch.device, models: tuple[LoadedModel, ...], tokens: int) 
 
 
 def weight_bytes(loaded: LoadedModel) -> int:
-    unique = {t.data_ptr(): t for t in [*loaded.model.parameters(), *loaded.model.buffers()]}  # tied counted once
+    # tied weights counted once; oneDNN-packed copies (`packed_linear`) have no data pointer and count in full
+    tensors = [*loaded.model.parameters(), *loaded.model.buffers()]
+    unique = {id(t) if t.is_mkldnn else t.data_ptr(): t for t in tensors}
     return sum(t.numel() * t.element_size() for t in unique.values())
 
 
