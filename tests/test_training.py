@@ -10,9 +10,10 @@ from specviz.drafters.eagle import EagleHead, load_eagle
 from specviz.drafters.layers import spread
 from specviz.drafters.tiny import load_tiny
 from specviz.drafters.weights import save_weights
+from specviz.training import data
 from specviz.training.batches import draft_vocabulary, index_map
 from specviz.training.config import TrainConfig
-from specviz.training.data import answer_batch, build_samples
+from specviz.training.data import answer_batch, build_samples, cached_samples
 from specviz.training.loss import Targets, distill
 from specviz.training.train import model_config, train
 
@@ -45,6 +46,23 @@ def test_batched_answers_match_one_prompt_at_a_time(small):
         assert sample.features.shape[0] == len(sample.tokens) - 1
         assert sample.top_ids.shape == (sample.n_answer, 4)
         assert sample.top_ids[:, 0].tolist() == sample.tokens[len(prompt):].tolist()
+
+
+def test_cached_answers_grow_with_the_prompt_set(small, samples, tmp_path, monkeypatch):
+    monkeypatch.setenv("SPECVIZ_CACHE", str(tmp_path))
+    answered = []
+
+    def counting(target, prompts, *args):
+        answered.extend(prompts)
+        return answer_batch(target, prompts, *args)
+
+    monkeypatch.setattr(data, "answer_batch", counting)
+    for n in (4, 6, 6):
+        monkeypatch.setattr(data, "load_prompts", lambda split, n=n: PROMPTS[:n])
+        got = cached_samples(small, "train", "test", max_new_tokens=10, top_k=4, batch_size=3)
+        assert [s.tokens.tolist() for s in got.samples] == [s.tokens.tolist() for s in samples[:n]]
+        assert got.seconds is not None and got.seconds > 0
+    assert len(answered) == 6  # the second call answered only the two new prompts, the third none
 
 
 def test_distill_loss_vanishes_when_q_is_p():

@@ -55,8 +55,9 @@ def run_train(args: argparse.Namespace) -> None:
     target = load_model(args.target, device=args.device, dtype="float32")
     target.model.requires_grad_(False)
     mark = fingerprint(target)
-    train_samples = cached_samples(target, "train", mark, cfg.max_new_tokens, cfg.top_k)
-    heldout = cached_samples(target, "heldout", mark, cfg.max_new_tokens, cfg.top_k)
+    train_answers = cached_samples(target, "train", mark, cfg.max_new_tokens, cfg.top_k)
+    heldout_answers = cached_samples(target, "heldout", mark, cfg.max_new_tokens, cfg.top_k)
+    train_samples, heldout = train_answers.samples, heldout_answers.samples
     data_time = time.time() - began
     checkpoint = cache_dir() / "training" / f"checkpoint-{cfg.kind}-{mark}.pt"
     if not args.resume:
@@ -73,7 +74,8 @@ def run_train(args: argparse.Namespace) -> None:
         "trainable_parameters": sum(p.numel() for p in model.parameters()), "bytes": out.stat().st_size,
         "data": {"train_prompts": len(train_samples), "answer_tokens": sum(s.n_answer for s in train_samples),
                  "heldout_prompts": len(heldout), "max_new_tokens": cfg.max_new_tokens, "top_k": cfg.top_k,
-                 "answers": "greedy"},
+                 "answers": "greedy",
+                 "generation_s": _rounded_sum(train_answers.seconds, heldout_answers.seconds)},
         "training": {k: v for k, v in asdict(cfg).items() if k not in ("curve", "out")},
         "heldout_acceptance": results,
         "wall_time_s": {"data": round(data_time, 1), "train": round(train_time, 1),
@@ -87,3 +89,9 @@ def run_train(args: argparse.Namespace) -> None:
         print(f"held-out T={r['temperature']:g}, gamma={r['gamma']}: alpha {r['alpha']:.3f}, "
               f"accepted length {r['accepted_length']:.2f}")
     print(f"saved {out} ({out.stat().st_size / 1e6:.1f} MB) and its card; {time.time() - began:.0f} s in all")
+
+
+def _rounded_sum(*seconds: float | None) -> float | None:
+    """Total target time spent writing the answers (this run or an earlier one that cached them);
+    None when some were cached without a recorded time."""
+    return None if None in seconds else round(sum(seconds), 1)

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -90,31 +92,63 @@ def answer_batch(target: LoadedModel, prompts: list[list[int]], max_new_tokens: 
             for p, a, f, t, lp in zip(prompts, answers, feats, tops, logps)]
 
 
-def build_samples(target: LoadedModel, prompts: list[str], max_new_tokens: int = 128, top_k: int = 20,
-                  batch_size: int = 32) -> list[Sample]:
-    """Target answers to `prompts` (chat template applied), batched by similar prompt length."""
+def answer_in_batches(target: LoadedModel, prompts: list[str], max_new_tokens: int = 128, top_k: int = 20,
+                      batch_size: int = 32) -> Iterator[tuple[list[str], list[Sample]]]:
+    """Target answers to `prompts` (chat template applied), a batch of similar prompt lengths at a time."""
     encoded = [target.encode_prompt(p) for p in prompts]
     order = sorted(range(len(encoded)), key=lambda i: len(encoded[i]))
-    samples: list[Sample | None] = [None] * len(encoded)
     with tqdm(total=len(encoded), desc="target answers", unit="prompt") as bar:
         for start in range(0, len(order), batch_size):
             chunk = order[start:start + batch_size]
-            for i, sample in zip(chunk, answer_batch(target, [encoded[i] for i in chunk], max_new_tokens, top_k)):
-                samples[i] = sample
+            yield [prompts[i] for i in chunk], answer_batch(target, [encoded[i] for i in chunk], max_new_tokens, top_k)
             bar.update(len(chunk))
-    return samples
+
+
+def build_samples(target: LoadedModel, prompts: list[str], max_new_tokens: int = 128, top_k: int = 20,
+                  batch_size: int = 32) -> list[Sample]:
+    """`answer_in_batches`, in the order of `prompts`."""
+    answers = {}
+    for chunk, samples in answer_in_batches(target, prompts, max_new_tokens, top_k, batch_size):
+        answers.update(zip(chunk, samples))
+    return [answers[p] for p in prompts]
+
+
+@dataclass
+class Answers:
+    """The samples of a split, in prompt order, and the target time spent answering them: the sum
+    of their shares of their batches' wall time (None for any loaded without a recorded time)."""
+
+    samples: list[Sample]
+    seconds: float | None
 
 
 def cached_samples(target: LoadedModel, split: str, fingerprint: str, max_new_tokens: int = 128,
-                   top_k: int = 20, batch_size: int = 32) -> list[Sample]:
-    """`build_samples` for a shipped split, computed once per target / prompt set and cached on disk."""
+                   top_k: int = 20, batch_size: int = 64) -> Answers:
+    """`build_samples` for a shipped split, cached on disk one batch at a time.
+
+    The cache maps prompt -> sample per target and settings, so an interrupted run keeps the
+    batches it finished and prompts added to a split later are the only ones the target answers.
+    """
     prompts = load_prompts(split)
-    key = hashlib.sha256(json.dumps([fingerprint, prompts, max_new_tokens, top_k]).encode()).hexdigest()[:16]
-    path = cache_dir() / "training" / f"{split}-{key}.pt"
-    if path.exists():
-        return [Sample(**d) for d in torch.load(path)]
-    samples = build_samples(target, prompts, max_new_tokens, top_k, batch_size)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    torch.save([vars(s) for s in samples], path.with_suffix(".tmp"))
-    path.with_suffix(".tmp").rename(path)
-    return samples
+    folder = cache_dir() / "training" / f"answers-{fingerprint}-{max_new_tokens}-{top_k}"
+    answers, seconds = {}, {}
+    for shard in sorted(folder.glob("*.pt")):
+        for d in torch.load(shard):
+            prompt = d.pop("prompt")
+            seconds[prompt] = d.pop("seconds")
+            answers[prompt] = Sample(**d)
+    missing = [p for p in dict.fromkeys(prompts) if p not in answers]
+    if missing:
+        folder.mkdir(parents=True, exist_ok=True)
+        began = time.perf_counter()
+        for chunk, samples in answer_in_batches(target, missing, max_new_tokens, top_k, batch_size):
+            share = (time.perf_counter() - began) / len(chunk)
+            name = hashlib.sha256(json.dumps(chunk).encode()).hexdigest()[:16]
+            torch.save([{"prompt": p, "seconds": share, **vars(s)} for p, s in zip(chunk, samples)],
+                       folder / f"{name}.tmp")
+            (folder / f"{name}.tmp").rename(folder / f"{name}.pt")
+            answers.update(zip(chunk, samples))
+            seconds.update(dict.fromkeys(chunk, share))
+            began = time.perf_counter()
+    times = [seconds[p] for p in prompts]
+    return Answers([answers[p] for p in prompts], None if None in times else sum(times))
