@@ -21,7 +21,7 @@ import torch
 from torch import nn
 
 from specviz.drafters.base import Draft, empty_draft
-from specviz.drafters.layers import KV, Block, BlockConfig, RMSNorm, crop, head_rows, spread
+from specviz.drafters.layers import KV, Block, BlockConfig, RMSNorm, crop, head_rows, pack_head, spread
 from specviz.drafters.weights import DRAFTERS_DIR, load_weights
 from specviz.errors import SpecvizError
 from specviz.models import LoadedModel
@@ -69,7 +69,7 @@ class EagleHead(nn.Module):
 
     def logits(self, predicted: torch.Tensor) -> torch.Tensor:
         """Logits over the draft vocabulary [..., N]."""
-        return predicted @ self.shared[1].T
+        return self.shared[1](predicted)
 
 
 class EagleDrafter:
@@ -129,5 +129,7 @@ def load_eagle(target: LoadedModel, path: Path | None = None) -> EagleDrafter:
     state, config = load_weights(path, KIND, target)
     head = EagleHead(BlockConfig(**config), target, state["vocab"])
     head.load_state_dict(state)
-    return EagleDrafter(head.to(device=target.device, dtype=target.dtype), target.vocab_size,
+    head = head.to(device=target.device, dtype=target.dtype)
+    pack_head(head)
+    return EagleDrafter(head, target.vocab_size,
                         name=f"EAGLE head ({path.stem})")

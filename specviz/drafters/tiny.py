@@ -15,7 +15,7 @@ import torch
 from torch import nn
 
 from specviz.drafters.base import Draft
-from specviz.drafters.layers import KV, Block, BlockConfig, RMSNorm, crop, head_rows, spread
+from specviz.drafters.layers import KV, Block, BlockConfig, RMSNorm, crop, head_rows, pack_head, spread
 from specviz.drafters.weights import DRAFTERS_DIR, load_weights
 from specviz.models import LoadedModel
 from specviz.warpers import Warper
@@ -52,7 +52,7 @@ class TinyLM(nn.Module):
         for i, block in enumerate(self.blocks):
             x, cache = block(x, positions, past[i] if past else None)
             caches.append(cache)
-        return self.norm(x) @ self.shared[1].T, caches
+        return self.shared[1](self.norm(x)), caches
 
 
 class TinyDrafter:
@@ -100,5 +100,7 @@ def load_tiny(target: LoadedModel, path: Path | None = None) -> TinyDrafter:
     state, config = load_weights(path, KIND, target)
     lm = TinyLM(BlockConfig(**config["block"]), config["n_layers"], target, state["vocab"])
     lm.load_state_dict(state)
-    return TinyDrafter(lm.to(device=target.device, dtype=target.dtype), target.vocab_size,
+    lm = lm.to(device=target.device, dtype=target.dtype)
+    pack_head(lm)
+    return TinyDrafter(lm, target.vocab_size,
                        name=f"tiny LM ({path.stem})")
