@@ -30,6 +30,7 @@ def add_train_arguments(parser: argparse.ArgumentParser) -> None:
         parser.add_argument(f"--{name.replace('_', '-')}", type=int, default=getattr(d, name))
     for name in ("lr", "ce_weight", "reg_weight", "noise"):
         parser.add_argument(f"--{name.replace('_', '-')}", type=float, default=getattr(d, name))
+    parser.add_argument("--bf16", action="store_true", help="train under bf16 autocast (weights stay fp32)")
     parser.add_argument("--resume", action="store_true", help="continue from the checkpoint of an interrupted run")
     parser.add_argument("--threads", type=int, default=None,
                         help="CPU threads for torch (1 is fastest on a busy 2-core machine)")

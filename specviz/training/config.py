@@ -25,6 +25,7 @@ class TrainConfig:
     eval_prompts: int = 40
     eval_tokens: int = 64
     seed: int = 0
+    bf16: bool = False           # train under bf16 autocast (about 1.6× faster steps on an AVX512-BF16 CPU)
     out: str = ""
     resumed_from: int = 0        # the step a resumed run continued from (0: trained in one go)
     curve: list[dict] = field(default_factory=list, repr=False)

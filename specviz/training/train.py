@@ -126,7 +126,8 @@ def train(cfg: TrainConfig, target: LoadedModel, train_samples: list[Sample], he
         for group in optimizer.param_groups:
             group["lr"] = learning_rate(cfg, step)
         chosen = [train_samples[i] for i in batch_indices(len(train_samples), cfg.batch_size, step, cfg.seed)]
-        loss, parts = batch_loss(cfg, model, make_batch(chosen, cfg.kind, index, target.device), train=True)
+        with torch.autocast(target.device.type, dtype=torch.bfloat16, enabled=cfg.bf16):
+            loss, parts = batch_loss(cfg, model, make_batch(chosen, cfg.kind, index, target.device), train=True)
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
