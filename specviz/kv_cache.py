@@ -32,7 +32,7 @@ class CachedLM:
         # Only the last positions' logits are needed: skip the LM head on the rest (prefill, catch-up).
         self.keep_logits = "logits_to_keep" in inspect.signature(self.model.forward).parameters
 
-    @torch.no_grad()
+    @torch.inference_mode()
     def start(self, prompt_ids: list[int]) -> list[int]:
         """Reset for a new prompt; return the sequence the decoder continues.
 
@@ -49,7 +49,7 @@ class CachedLM:
         self.cache = DynamicCache()
         return list(prompt_ids)
 
-    @torch.no_grad()
+    @torch.inference_mode()
     def logits(self, seq: list[int], last: int = 1,
                hidden: int = 0) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
         """Next-token logits [last, V] for the last `last` positions of seq; with `hidden` > 0,
