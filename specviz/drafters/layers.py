@@ -54,7 +54,8 @@ class RMSNorm(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         # weight * x / sqrt(mean(x²) + eps) in one call (five separate small ops cost ~1.5x on the CPU)
-        return F.rms_norm(x, self.weight.shape, self.weight, self.eps)
+        # (weight cast to x's dtype: under bf16 autocast x arrives in bf16)
+        return F.rms_norm(x, self.weight.shape, self.weight.to(x.dtype), self.eps)
 
 
 def rotary(positions: torch.Tensor, head_dim: int, theta: float) -> tuple[torch.Tensor, torch.Tensor]:
