@@ -97,6 +97,7 @@ def test_bench_command_on_tiny_pair(tiny_llama_dirs, tmp_path):
     assert data["machine"]["threads"] == 1 and data["settings"]["greedy"] is True
     text = md.read_text()
     assert text.startswith("# Benchmarks") and "| method | tokens/s" in text and "### Targets" in text
+    assert "packed once for oneDNN" in text
 
 
 def test_prompt_set_loads_with_categories():

@@ -22,6 +22,7 @@ from specviz.bench.prompts import DEFAULT_PROMPTS, load_prompts
 from specviz.bench.report import BenchResult, summarize
 from specviz.bench.truncated import truncated_drafter_dir
 from specviz.errors import SpecvizError
+from specviz.packed_linear import PackedLinear
 from specviz.settings import DecodeSettings
 
 HF_DRAFTERS = ("ngram", "model")   # drafters transformers' generate can run too
@@ -60,6 +61,8 @@ def add_bench_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--device", default=None, help="cuda, cpu ... (default: cuda when available)")
     parser.add_argument("--dtype", default=None, choices=["float32", "float16", "bfloat16"], help="model dtype")
     parser.add_argument("--no-hf", action="store_true", help="skip transformers' generate")
+    parser.add_argument("--no-pack", action="store_true",
+                        help="on the CPU, keep torch's default linear layers (no oneDNN weight packing)")
     parser.add_argument("--no-chat", action="store_true", help="feed prompts as raw text, no chat template")
     parser.add_argument("--out", default="benchmarks/latest.json", help="results JSON (default: %(default)s)")
     parser.add_argument("--markdown", default="BENCHMARKS.md", help="results Markdown (default: %(default)s)")
@@ -76,7 +79,8 @@ def run_bench(args: argparse.Namespace) -> None:
     kinds = [k for k in args.drafters.split(",") if k] if args.drafters else _default_kinds()
     categories = args.categories.split(",") if args.categories else None
     prompts = load_prompts(args.prompts, categories, args.per_category)
-    target = load_model(args.target, device=args.device, dtype=args.dtype)
+    target = load_model(args.target, device=args.device, dtype=args.dtype, pack=not args.no_pack)
+    packed = any(isinstance(m, PackedLinear) for m in target.model.modules())
     chat = not args.no_chat
     base = DecodeSettings(temperature=args.temperature, max_new_tokens=args.max_new_tokens, record=False)
     print(f"torch threads: {torch.get_num_threads()}; device {target.device}; {len(prompts)} prompts", file=sys.stderr)
@@ -85,12 +89,17 @@ def run_bench(args: argparse.Namespace) -> None:
     if not args.no_hf:
         methods.append(hf_method(target, "none", base, chat))
     notes = ["Speedups are over the engine's baseline with recording off (the fastest plain decoding it has)."]
+    if packed:
+        notes.append("The models' linear layers are packed once for oneDNN (`specviz/packed_linear.py`), so "
+                     "verifying γ+1 tokens costs about one step; transformers' generate runs on the same model "
+                     "objects. `--no-pack` measures torch's default path.")
     used: list[str] = []
     for kind in kinds:
         assistant, path = None, None
         if kind == "model":
             path = args.drafter_model or str(truncated_drafter_dir(target, args.drafter_layers))
-            assistant = load_model(path, device=str(target.device), dtype=str(target.dtype).removeprefix("torch."))
+            assistant = load_model(path, device=str(target.device), dtype=str(target.dtype).removeprefix("torch."),
+                                   pack=not args.no_pack)
             if not args.drafter_model:
                 notes.append(f"The 'model' drafter is the target's first {args.drafter_layers} layers with its "
                              "final norm and LM head, untrained: its α is low, so it slows decoding down. It is "
