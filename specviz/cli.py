@@ -37,7 +37,8 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
 
     parser.add_argument("--target", default=None,
                         help="target model: hub id or local directory (default: the embedded SmolLM2-135M-Instruct)")
-    parser.add_argument("--drafter", default="ngram", choices=DRAFTER_KINDS, help="drafter kind (default: ngram)")
+    parser.add_argument("--drafter", default=None, choices=DRAFTER_KINDS,
+                        help="drafter kind (default: eagle, the trained head, with the embedded target; else ngram)")
     parser.add_argument("--drafter-model", default=None,
                         help="draft LM for --drafter model: hub id or directory; for eagle / tiny: a weights file")
     parser.add_argument("--device", default=None, help="cuda, cuda:1, cpu ... (default: cuda when available)")
@@ -79,12 +80,13 @@ def settings_from_args(args: argparse.Namespace) -> DecodeSettings:
 def run_generate(args: argparse.Namespace) -> None:
     from specviz.decoder import generate
     from specviz.drafters import build_drafter
-    from specviz.models import load_model
+    from specviz.models import EMBEDDED, load_model
 
     settings = settings_from_args(args)
     target = load_model(args.target, device=args.device, dtype=args.dtype,
                         trust_remote_code=args.trust_remote_code)
-    drafter = build_drafter(args.drafter, target, args.drafter_model, args.trust_remote_code)
+    kind = args.drafter or ("eagle" if args.target in (None, EMBEDDED) else "ngram")
+    drafter = build_drafter(kind, target, args.drafter_model, args.trust_remote_code)
     if args.compare_baseline:  # warm up so neither timed run pays the first-call costs
         generate(target, drafter, args.prompt, replace(settings, max_new_tokens=4), chat=not args.no_chat)
     trace = generate(target, drafter, args.prompt, settings, chat=not args.no_chat)

@@ -26,11 +26,16 @@ PROMPTS = {
 RULES = {"sampling": "lossless sampling", "greedy": "greedy (argmax match)", "spec": "Spec-Verification (β, τ)"}
 
 DEFAULTS = {
-    "pair": EMBEDDED_PAIR, "custom_target": "", "custom_drafter": "", "drafter": "ngram", "gamma": 4,
+    "pair": EMBEDDED_PAIR, "custom_target": "", "custom_drafter": "", "drafter": "eagle", "gamma": 4,
     "verify": "sampling", "beta": 3, "tau": 1.0, "temperature": 0.5, "top_k": 0, "top_p": 1.0, "seed": 0,
     "max_new_tokens": 48, "target_latency_ms": 0, "prompt_choice": next(iter(PROMPTS)),
     "prompt": next(iter(PROMPTS.values())),
 }
+
+
+def _use_pair() -> None:
+    """The trained EAGLE head belongs to the embedded target; other pairs draft with their small LM."""
+    st.session_state.drafter = "eagle" if st.session_state.pair == EMBEDDED_PAIR else "model"
 
 
 def _use_prompt() -> None:
@@ -45,13 +50,13 @@ def sidebar() -> None:
         st.session_state[key] = st.session_state.get(key, value)
     with st.sidebar:
         st.header("Run settings")
-        st.selectbox("Model pair (target ← drafter)", PAIRS, key="pair")
+        st.selectbox("Model pair (target ← drafter)", PAIRS, key="pair", on_change=_use_pair)
         if st.session_state.pair == CUSTOM_PAIR:
             st.text_input("Target (hub id or directory)", key="custom_target")
             st.text_input("Draft model (hub id or directory; a weights file for eagle / tiny)", key="custom_drafter")
         st.selectbox("Drafter", DRAFTER_KINDS, key="drafter",
-                     help="eagle / tiny: drafters trained on the target (the Draft model field: a weights file); "
-                     "ngram: prompt lookup; model: the pair's small LM; none: the target alone")
+                     help="eagle / tiny: drafters trained on the embedded target (the Draft model field: a weights "
+                     "file); ngram: prompt lookup; model: the pair's small LM; none: the target alone")
         st.slider("γ: tokens drafted per iteration", 1, 16, key="gamma")
         st.radio("Verification", list(RULES), format_func=RULES.get, key="verify")
         if st.session_state.verify == "spec":
