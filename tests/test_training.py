@@ -13,7 +13,7 @@ from specviz.drafters.weights import save_weights
 from specviz.training import data
 from specviz.training.batches import draft_vocabulary, index_map
 from specviz.training.config import TrainConfig
-from specviz.training.data import answer_batch, build_samples, cached_samples
+from specviz.training.data import answer_batch, answer_in_batches, cached_samples
 from specviz.training.loss import Targets, distill
 from specviz.training.train import model_config, train
 
@@ -30,7 +30,9 @@ def small(tiny_llama_dirs):
 
 @pytest.fixture(scope="module")
 def samples(small):
-    return build_samples(small, PROMPTS, max_new_tokens=10, top_k=4, batch_size=3)
+    batches = answer_in_batches(small, PROMPTS, max_new_tokens=10, top_k=4, batch_size=3)
+    answers = {prompt: sample for chunk, samples in batches for prompt, sample in zip(chunk, samples)}
+    return [answers[p] for p in PROMPTS]
 
 
 def test_batched_answers_match_one_prompt_at_a_time(small):

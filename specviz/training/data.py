@@ -104,15 +104,6 @@ def answer_in_batches(target: LoadedModel, prompts: list[str], max_new_tokens: i
             bar.update(len(chunk))
 
 
-def build_samples(target: LoadedModel, prompts: list[str], max_new_tokens: int = 128, top_k: int = 20,
-                  batch_size: int = 32) -> list[Sample]:
-    """`answer_in_batches`, in the order of `prompts`."""
-    answers = {}
-    for chunk, samples in answer_in_batches(target, prompts, max_new_tokens, top_k, batch_size):
-        answers.update(zip(chunk, samples))
-    return [answers[p] for p in prompts]
-
-
 @dataclass
 class Answers:
     """The samples of a split, in prompt order, and the target time spent answering them: the sum
@@ -124,7 +115,7 @@ class Answers:
 
 def cached_samples(target: LoadedModel, split: str, fingerprint: str, max_new_tokens: int = 128,
                    top_k: int = 20, batch_size: int = 64) -> Answers:
-    """`build_samples` for a shipped split, cached on disk one batch at a time.
+    """`answer_in_batches` for a shipped split, in prompt order, cached on disk one batch at a time.
 
     The cache maps prompt -> sample per target and settings, so an interrupted run keeps the
     batches it finished and prompts added to a split later are the only ones the target answers.
