@@ -8,7 +8,7 @@ import streamlit as st
 from pages.ui import controls, models, state
 from specviz import Run, SpecvizError, Trace, charts
 
-controls.sidebar()  # drawn by each page, so a page opened on its own still has it
+controls.sidebar(__file__)  # drawn by each page, so a page opened on its own still has it
 st.title("Generate")
 st.html(charts.legend())
 left, middle, right = st.columns([1, 1, 3])

@@ -6,7 +6,7 @@ from pages.ui import controls, state
 from specviz import charts
 from specviz.charts.style import markdown_token
 
-controls.sidebar()  # drawn by each page, so a page opened on its own still has it
+controls.sidebar(__file__)  # drawn by each page, so a page opened on its own still has it
 st.title("Iteration inspector")
 trace = state.require_trace()
 last = len(trace.iterations) - 1

@@ -9,7 +9,7 @@ from pages.ui import controls, models, state
 from specviz import SpecvizError, charts
 from specviz.sweep import benchmark_points, measured_alpha_c, sweep_gamma
 
-controls.sidebar()  # drawn by each page, so a page opened on its own still has it
+controls.sidebar(__file__)  # drawn by each page, so a page opened on its own still has it
 st.title("Speedup curves")
 st.caption("Runs the target alone once, then the sidebar's pair and prompt once per γ. Points are measured; "
            "curves are Leviathan et al.'s formulas through the measured α̂ and c.")

@@ -7,7 +7,7 @@ from specviz import charts
 from specviz.reverify import mean_tokens, reverify
 from specviz.spec_grid import grid_frame, spec_grid
 
-controls.sidebar()  # drawn by each page, so a page opened on its own still has it
+controls.sidebar(__file__)  # drawn by each page, so a page opened on its own still has it
 st.title("Draft / verify table")
 trace = state.require_trace()
 st.caption("SpecDec Table 16 style. Green underline: kept drafts. Red box: the bifurcation, where the verifier puts "

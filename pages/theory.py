@@ -6,7 +6,7 @@ import streamlit as st
 from pages.ui import controls
 from specviz import SpecvizError, charts, theory, toy
 
-controls.sidebar()  # drawn by each page, so a page opened on its own still has it
+controls.sidebar(__file__)  # drawn by each page, so a page opened on its own still has it
 st.title("Theory")
 st.subheader("Expected speedup (Leviathan et al. 2023)")
 st.latex(r"E(\gamma) = \frac{1-\alpha^{\gamma+1}}{1-\alpha} \qquad "

@@ -7,7 +7,7 @@ import streamlit as st
 from pages.ui import controls, state
 from specviz import SpecvizError, trace_from_dict
 
-controls.sidebar()  # drawn by each page, so a page opened on its own still has it
+controls.sidebar(__file__)  # drawn by each page, so a page opened on its own still has it
 st.title("Traces")
 current = state.trace()
 st.markdown(f"Current trace: **{state.describe()}**")

@@ -42,12 +42,18 @@ def _use_prompt() -> None:
     st.session_state.prompt = PROMPTS[st.session_state.prompt_choice]
 
 
-def sidebar() -> None:
-    """Draw the controls; their values live in st.session_state under the DEFAULTS keys."""
+def sidebar(page: str) -> None:
+    """Draw the controls on `page`; their values live in st.session_state under the DEFAULTS keys."""
+    s = st.session_state
+    switched = s.get("sidebar_page") != page
     for key, value in DEFAULTS.items():
-        # Re-assigning every key keeps the values when the user switches pages: each page draws
-        # these widgets, and Streamlit otherwise drops a widget's state with the page it was on.
-        st.session_state[key] = st.session_state.get(key, value)
+        # Each page draws these widgets, and Streamlit drops a widget's state with the page it was
+        # on, so re-assigning the keys on a page switch carries the values over. Only then: a
+        # re-assignment also pushes the value back to the browser, and on every rerun it would undo
+        # key presses made while the script was still running.
+        if switched or key not in s:
+            s[key] = s.get(key, value)
+    s.sidebar_page = page
     with st.sidebar:
         st.header("Run settings")
         st.selectbox("Model pair (target ← drafter)", PAIRS, key="pair", on_change=_use_pair)
