@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 import torch
+from scipy.stats import chisquare
 
 from specviz import load_model
 from specviz.drafters.eagle import EagleHead, load_eagle
@@ -65,6 +66,35 @@ def test_cached_answers_grow_with_the_prompt_set(small, samples, tmp_path, monke
         assert [s.tokens.tolist() for s in got.samples] == [s.tokens.tolist() for s in samples[:n]]
         assert got.seconds is not None and got.seconds > 0
     assert len(answered) == 6  # the second call answered only the two new prompts, the third none
+
+
+def test_sampled_answers_follow_the_target_distribution(small):
+    """A sampled answer's first token is drawn from the target's p at T = 1 (chi-square over
+    many copies of one prompt in one batch), and the same generator seed gives the same answers."""
+    prompt = small.encode_prompt(PROMPTS[0])
+    with torch.no_grad():
+        p = torch.softmax(small.model(torch.tensor([prompt])).logits[0, -1].double(), dim=-1)
+    n = 2000
+    first = answer_batch(small, [prompt] * n, max_new_tokens=1, top_k=4, generator=torch.Generator().manual_seed(3))
+    observed = torch.bincount(torch.tensor([int(s.tokens[-1]) for s in first]), minlength=len(p)).double()
+    seen = p > 1e-3 / n
+    assert observed[~seen].sum() == 0
+    assert chisquare(observed[seen], p[seen] / p[seen].sum() * n).pvalue > 1e-3
+    runs = [answer_batch(small, [prompt] * 8, 10, 4, torch.Generator().manual_seed(3)) for _ in range(2)]
+    assert [s.tokens.tolist() for s in runs[0]] == [s.tokens.tolist() for s in runs[1]]
+
+
+def test_sampled_answers_are_cached_apart_from_greedy_ones(small, samples, tmp_path, monkeypatch):
+    monkeypatch.setenv("SPECVIZ_CACHE", str(tmp_path))
+    monkeypatch.setattr(data, "load_prompts", lambda split: PROMPTS)
+    greedy = cached_samples(small, "train", "test", max_new_tokens=10, top_k=4, batch_size=3)
+    sampled = cached_samples(small, "train", "test", max_new_tokens=10, top_k=4, batch_size=3, seed=1)
+    assert [s.tokens.tolist() for s in greedy.samples] == [s.tokens.tolist() for s in samples]
+    assert [s.tokens.tolist() for s in sampled.samples] != [s.tokens.tolist() for s in samples]
+    monkeypatch.setattr(data, "answer_batch", None)  # from here on everything must come from the cache
+    again = cached_samples(small, "train", "test", max_new_tokens=10, top_k=4, batch_size=3, seed=1)
+    assert [s.tokens.tolist() for s in again.samples] == [s.tokens.tolist() for s in sampled.samples]
+    assert len(list(tmp_path.glob("training/answers-test-10-4-sampled1/*.pt"))) == 3
 
 
 def test_distill_loss_vanishes_when_q_is_p():

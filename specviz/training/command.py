@@ -25,8 +25,8 @@ def add_train_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--device", default=None, help="cuda, cpu ... (default: cuda when available)")
     parser.add_argument("--out", default=None, help="weights file (default: the shipped assets/drafters/"
                         "<kind>-smollm2-135m.safetensors; a JSON card is written beside it)")
-    for name in ("steps", "batch_size", "warmup", "unroll", "draft_vocab", "max_new_tokens", "top_k",
-                 "eval_every", "eval_prompts", "eval_tokens", "seed"):
+    for name in ("steps", "batch_size", "warmup", "unroll", "draft_vocab", "max_new_tokens", "sampled_answers",
+                 "top_k", "eval_every", "eval_prompts", "eval_tokens", "seed"):
         parser.add_argument(f"--{name.replace('_', '-')}", type=int, default=getattr(d, name))
     for name in ("lr", "ce_weight", "reg_weight", "noise"):
         parser.add_argument(f"--{name.replace('_', '-')}", type=float, default=getattr(d, name))
@@ -56,9 +56,12 @@ def run_train(args: argparse.Namespace) -> None:
     target = load_model(args.target, device=args.device, dtype="float32")
     target.model.requires_grad_(False)
     mark = fingerprint(target)
-    train_answers = cached_samples(target, "train", mark, cfg.max_new_tokens, cfg.top_k)
+    # greedy answers, then `sampled_answers` more per prompt (seeds 1, 2, ...); held-out: greedy only
+    answers = [cached_samples(target, "train", mark, cfg.max_new_tokens, cfg.top_k, seed=seed)
+               for seed in [None, *range(1, cfg.sampled_answers + 1)]]
     heldout_answers = cached_samples(target, "heldout", mark, cfg.max_new_tokens, cfg.top_k)
-    train_samples, heldout = train_answers.samples, heldout_answers.samples
+    train_samples = [s for a in answers for s in a.samples]
+    heldout = heldout_answers.samples
     data_time = time.time() - began
     checkpoint = cache_dir() / "training" / f"checkpoint-{cfg.kind}-{mark}.pt"
     if not args.resume:
@@ -73,10 +76,11 @@ def run_train(args: argparse.Namespace) -> None:
     card = {
         "kind": cfg.kind, "weights": out.name, "target": target.name, "target_fingerprint": mark,
         "trainable_parameters": sum(p.numel() for p in model.parameters()), "bytes": out.stat().st_size,
-        "data": {"train_prompts": len(train_samples), "answer_tokens": sum(s.n_answer for s in train_samples),
+        "data": {"train_prompts": len(answers[0].samples), "train_answers": len(train_samples),
+                 "answer_tokens": sum(s.n_answer for s in train_samples),
                  "heldout_prompts": len(heldout), "max_new_tokens": cfg.max_new_tokens, "top_k": cfg.top_k,
-                 "answers": "greedy",
-                 "generation_s": _rounded_sum(train_answers.seconds, heldout_answers.seconds)},
+                 "answers": "greedy" + (f" + {cfg.sampled_answers} sampled at T=1" if cfg.sampled_answers else ""),
+                 "generation_s": _rounded_sum(*(a.seconds for a in answers), heldout_answers.seconds)},
         "training": {k: v for k, v in asdict(cfg).items() if k not in ("curve", "out")},
         "heldout_acceptance": results,
         "wall_time_s": {"data": round(data_time, 1), "train": round(train_time, 1),

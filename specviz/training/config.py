@@ -20,6 +20,7 @@ class TrainConfig:
     noise: float = 0.2           # EAGLE input feature noise U(-noise, noise)
     draft_vocab: int = 8192      # draft LM head rows (0 = the full vocabulary)
     max_new_tokens: int = 128    # target answer length for the training data
+    sampled_answers: int = 0     # further answers per training prompt, sampled from the target at T = 1
     top_k: int = 20              # target log-probs cached per position
     eval_every: int = 50
     eval_prompts: int = 40

@@ -1,9 +1,10 @@
 """Distillation data: the target answers a prompt set, and we keep what a drafter learns from.
 
 Sequence-level distillation (SpecDec, Xia et al.; DistillSpec, Zhou et al.): the target writes
-greedy answers to the shipped prompts, and for every answer position we cache once the target's
-top-k next-token log-probs (for KL(p_target ‖ p_draft)) and its last hidden state, the feature
-an EAGLE head reads (Li et al. 2024). Prompts are left-padded and decoded as one batch with a
+greedy answers to the shipped prompts, and optionally further answers sampled from its own
+distribution (T = 1), which give more distinct contexts per prompt; for every answer position we
+cache once the target's top-k next-token log-probs (for KL(p_target ‖ p_draft)) and its last
+hidden state, the feature an EAGLE head reads (Li et al. 2024). Prompts are left-padded and decoded as one batch with a
 shared KV cache, which is several times faster than one sequence at a time.
 """
 
@@ -51,8 +52,10 @@ def load_prompts(split: str) -> list[str]:
 
 
 @torch.no_grad()
-def answer_batch(target: LoadedModel, prompts: list[list[int]], max_new_tokens: int, top_k: int) -> list[Sample]:
-    """Greedy answers to a batch of tokenized prompts with their features and top-k log-probs."""
+def answer_batch(target: LoadedModel, prompts: list[list[int]], max_new_tokens: int, top_k: int,
+                 generator: torch.Generator | None = None) -> list[Sample]:
+    """Answers to a batch of tokenized prompts with their features and top-k log-probs: greedy, or
+    sampled at T = 1 with `generator`."""
     model, device = target.model, target.device
     width = max(len(p) for p in prompts)
     ids = torch.zeros(len(prompts), width, dtype=torch.long, device=device)
@@ -72,7 +75,7 @@ def answer_batch(target: LoadedModel, prompts: list[list[int]], max_new_tokens: 
     for step in range(max_new_tokens):
         logp = torch.log_softmax(model.lm_head(last).float(), dim=-1)
         top = logp.topk(top_k, dim=-1)
-        token = top.indices[:, 0]
+        token = top.indices[:, 0] if generator is None else torch.multinomial(logp.exp(), 1, generator=generator)[:, 0]
         for b in torch.nonzero(~done).flatten().tolist():
             answers[b].append(int(token[b]))
             tops[b].append(top.indices[b])
@@ -93,15 +96,26 @@ def answer_batch(target: LoadedModel, prompts: list[list[int]], max_new_tokens: 
 
 
 def answer_in_batches(target: LoadedModel, prompts: list[str], max_new_tokens: int = 128, top_k: int = 20,
-                      batch_size: int = 32) -> Iterator[tuple[list[str], list[Sample]]]:
-    """Target answers to `prompts` (chat template applied), a batch of similar prompt lengths at a time."""
+                      batch_size: int = 32, seed: int | None = None) -> Iterator[tuple[list[str], list[Sample]]]:
+    """Target answers to `prompts` (chat template applied), a batch of similar prompt lengths at a
+    time: greedy, or sampled at T = 1 when `seed` is given (each batch seeded from `seed` and its
+    prompts, so the same batch gets the same answers again)."""
     encoded = [target.encode_prompt(p) for p in prompts]
     order = sorted(range(len(encoded)), key=lambda i: len(encoded[i]))
-    with tqdm(total=len(encoded), desc="target answers", unit="prompt") as bar:
+    with tqdm(total=len(encoded), desc="target answers" + ("" if seed is None else f" (sampled, seed {seed})"),
+              unit="prompt") as bar:
         for start in range(0, len(order), batch_size):
-            chunk = order[start:start + batch_size]
-            yield [prompts[i] for i in chunk], answer_batch(target, [encoded[i] for i in chunk], max_new_tokens, top_k)
+            chunk = [prompts[i] for i in order[start:start + batch_size]]
+            generator = None
+            if seed is not None:
+                generator = torch.Generator(target.device).manual_seed(int(_digest([seed, *chunk]), 16) % 2**63)
+            yield chunk, answer_batch(target, [encoded[i] for i in order[start:start + batch_size]],
+                                      max_new_tokens, top_k, generator)
             bar.update(len(chunk))
+
+
+def _digest(value: object) -> str:
+    return hashlib.sha256(json.dumps(value).encode()).hexdigest()[:16]
 
 
 @dataclass
@@ -114,14 +128,16 @@ class Answers:
 
 
 def cached_samples(target: LoadedModel, split: str, fingerprint: str, max_new_tokens: int = 128,
-                   top_k: int = 20, batch_size: int = 64) -> Answers:
+                   top_k: int = 20, batch_size: int = 64, seed: int | None = None) -> Answers:
     """`answer_in_batches` for a shipped split, in prompt order, cached on disk one batch at a time.
 
-    The cache maps prompt -> sample per target and settings, so an interrupted run keeps the
-    batches it finished and prompts added to a split later are the only ones the target answers.
+    The cache maps prompt -> sample per target and settings (greedy, or sampled with `seed`), so an
+    interrupted run keeps the batches it finished and prompts added to a split later are the only
+    ones the target answers.
     """
     prompts = load_prompts(split)
-    folder = cache_dir() / "training" / f"answers-{fingerprint}-{max_new_tokens}-{top_k}"
+    sampled = "" if seed is None else f"-sampled{seed}"
+    folder = cache_dir() / "training" / f"answers-{fingerprint}-{max_new_tokens}-{top_k}{sampled}"
     answers, seconds = {}, {}
     for shard in sorted(folder.glob("*.pt")):
         for d in torch.load(shard):
@@ -132,9 +148,9 @@ def cached_samples(target: LoadedModel, split: str, fingerprint: str, max_new_to
     if missing:
         folder.mkdir(parents=True, exist_ok=True)
         began = time.perf_counter()
-        for chunk, samples in answer_in_batches(target, missing, max_new_tokens, top_k, batch_size):
+        for chunk, samples in answer_in_batches(target, missing, max_new_tokens, top_k, batch_size, seed):
             share = (time.perf_counter() - began) / len(chunk)
-            name = hashlib.sha256(json.dumps(chunk).encode()).hexdigest()[:16]
+            name = _digest(chunk)
             torch.save([{"prompt": p, "seconds": share, **vars(s)} for p, s in zip(chunk, samples)],
                        folder / f"{name}.tmp")
             (folder / f"{name}.tmp").rename(folder / f"{name}.pt")
