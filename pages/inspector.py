@@ -25,7 +25,8 @@ prev, nxt, where = st.columns([1.4, 1.2, 6])
 prev.button("◀ Prev", on_click=step, args=(-1,), disabled=st.session_state.inspect_index == 0, key="prev")
 nxt.button("Next ▶", on_click=step, args=(1,), disabled=st.session_state.inspect_index == last, key="next")
 if last > 0:
-    st.session_state.inspect_slider = st.session_state.inspect_index
+    if st.session_state.get("inspect_slider") != st.session_state.inspect_index:
+        st.session_state.inspect_slider = st.session_state.inspect_index  # moved by Prev / Next
     with where:
         st.slider("Iteration", 0, last, key="inspect_slider", on_change=jump)
 it = trace.iterations[st.session_state.inspect_index]

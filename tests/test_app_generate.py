@@ -44,9 +44,14 @@ def test_inspector_steps_without_recomputing(generated):
     assert at.subheader[0].value.startswith("Iteration 0:")
     if len(at.session_state["trace"].iterations) > 1:
         at.button(key="next").click().run()
-        assert at.subheader[0].value.startswith("Iteration 1:")
+        assert at.subheader[0].value.startswith("Iteration 1:") and at.slider(key="inspect_slider").value == 1
         at.button(key="prev").click().run()
-        assert at.subheader[0].value.startswith("Iteration 0:")
+        assert at.subheader[0].value.startswith("Iteration 0:") and at.slider(key="inspect_slider").value == 0
+        last = len(at.session_state["trace"].iterations) - 1
+        at.slider(key="inspect_slider").set_value(last).run()
+        assert at.subheader[0].value.startswith(f"Iteration {last}:")
+        at.button(key="prev").click().run()
+        assert at.slider(key="inspect_slider").value == last - 1
     assert not at.exception and at.get("plotly_chart")
 
 
