@@ -4,8 +4,9 @@ Sequence-level distillation (SpecDec, Xia et al.; DistillSpec, Zhou et al.): the
 greedy answers to the shipped prompts, and optionally further answers sampled from its own
 distribution (T = 1), which give more distinct contexts per prompt; for every answer position we
 cache once the target's top-k next-token log-probs (for KL(p_target ‖ p_draft)) and its last
-hidden state, the feature an EAGLE head reads (Li et al. 2024). Prompts are left-padded and decoded as one batch with a
-shared KV cache, which is several times faster than one sequence at a time.
+hidden state, the feature an EAGLE head reads (Li et al. 2024). Prompts are left-padded and
+decoded as one batch with a shared KV cache, which is several times faster than one sequence at
+a time.
 """
 
 from __future__ import annotations
@@ -105,12 +106,12 @@ def answer_in_batches(target: LoadedModel, prompts: list[str], max_new_tokens: i
     with tqdm(total=len(encoded), desc="target answers" + ("" if seed is None else f" (sampled, seed {seed})"),
               unit="prompt") as bar:
         for start in range(0, len(order), batch_size):
-            chunk = [prompts[i] for i in order[start:start + batch_size]]
+            picked = order[start:start + batch_size]
+            chunk = [prompts[i] for i in picked]
             generator = None
             if seed is not None:
                 generator = torch.Generator(target.device).manual_seed(int(_digest([seed, *chunk]), 16) % 2**63)
-            yield chunk, answer_batch(target, [encoded[i] for i in order[start:start + batch_size]],
-                                      max_new_tokens, top_k, generator)
+            yield chunk, answer_batch(target, [encoded[i] for i in picked], max_new_tokens, top_k, generator)
             bar.update(len(chunk))
 
 
