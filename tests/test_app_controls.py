@@ -40,6 +40,22 @@ def test_spec_knobs_only_for_spec_verification(app):
     assert "beta" in [w.key for w in app.sidebar.number_input]
 
 
+def test_hidden_knobs_keep_their_values(app):
+    app.radio(key="verify").set_value("spec").run()
+    app.number_input(key="beta").set_value(7).run()
+    app.radio(key="verify").set_value("greedy").run()
+    app.slider(key="gamma").set_value(6).run()
+    app.radio(key="verify").set_value("spec").run()
+    assert app.number_input(key="beta").value == 7
+    pairs = app.selectbox(key="pair").options
+    app.selectbox(key="pair").set_value(pairs[-1]).run()
+    app.text_input(key="custom_target").input("my/target").run()
+    app.selectbox(key="pair").set_value(pairs[0]).run()
+    app.slider(key="gamma").set_value(5).run()
+    app.selectbox(key="pair").set_value(pairs[-1]).run()
+    assert app.text_input(key="custom_target").value == "my/target"
+
+
 def test_custom_pair_without_target_says_so(app):
     app.selectbox(key="pair").set_value(app.selectbox(key="pair").options[-1]).run()
     app.button(key="generate").click().run()

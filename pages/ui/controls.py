@@ -42,24 +42,32 @@ def _use_prompt() -> None:
     st.session_state.prompt = PROMPTS[st.session_state.prompt_choice]
 
 
+def _keep(*keys: str) -> None:
+    """Hold on to the values of widgets this run does not draw: Streamlit drops the state of a
+    widget that goes undrawn, but keeps a value the script itself assigned."""
+    for key in keys:
+        st.session_state[key] = st.session_state[key]
+
+
 def sidebar(page: str) -> None:
     """Draw the controls on `page`; their values live in st.session_state under the DEFAULTS keys."""
     s = st.session_state
-    switched = s.get("sidebar_page") != page
-    for key, value in DEFAULTS.items():
+    if s.get("sidebar_page") != page:
         # Each page draws these widgets, and Streamlit drops a widget's state with the page it was
-        # on, so re-assigning the keys on a page switch carries the values over. Only then: a
-        # re-assignment also pushes the value back to the browser, and on every rerun it would undo
-        # key presses made while the script was still running.
-        if switched or key not in s:
+        # on, so re-assigning the keys on a page switch (and the first run) carries the values
+        # over. Only then: a re-assignment also pushes the value back to the browser, and on every
+        # rerun it would undo key presses made while the script was still running.
+        for key, value in DEFAULTS.items():
             s[key] = s.get(key, value)
-    s.sidebar_page = page
+        s.sidebar_page = page
     with st.sidebar:
         st.header("Run settings")
         st.selectbox("Model pair (target ← drafter)", PAIRS, key="pair", on_change=_use_pair)
         if st.session_state.pair == CUSTOM_PAIR:
             st.text_input("Target (hub id or directory)", key="custom_target")
             st.text_input("Draft model (hub id or directory; a weights file for eagle / tiny)", key="custom_drafter")
+        else:
+            _keep("custom_target", "custom_drafter")
         st.selectbox("Drafter", DRAFTER_KINDS, key="drafter",
                      help="eagle / tiny: drafters trained on the embedded target (the Draft model field: a weights "
                      "file); ngram: prompt lookup; model: the pair's small LM; none: the target alone")
@@ -68,6 +76,8 @@ def sidebar(page: str) -> None:
         if st.session_state.verify == "spec":
             st.number_input("β: draft must be in the target's top-β", 1, 10, key="beta")
             st.slider("τ: max log-prob gap to the top-1", 0.0, 10.0, step=0.5, key="tau")
+        else:
+            _keep("beta", "tau")
         st.slider("Temperature (0 = greedy)", 0.0, 2.0, step=0.05, key="temperature")
         st.number_input("Top-k (0 = off)", 0, 1000, key="top_k")
         st.slider("Top-p", 0.05, 1.0, step=0.05, key="top_p")
