@@ -48,7 +48,7 @@ class Run:
         self.trace = Trace(prompt=prompt, prompt_ids=target.encode_prompt(prompt, chat=chat),
                            target=target.name, drafter=drafter.name if drafter else "none (baseline)",
                            settings=settings, device=str(target.device),
-                           dtype=str(target.dtype).removeprefix("torch."))
+                           dtype=str(target.dtype).removeprefix("torch."), threads=torch.get_num_threads())
 
     def __iter__(self) -> Iterator[Iteration]:
         s, trace = self.settings, self.trace

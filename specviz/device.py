@@ -7,9 +7,12 @@ real wall time.
 
 from __future__ import annotations
 
+import os
 import time
 
 import torch
+
+from specviz.errors import SpecvizError
 
 
 def pick_device(device: str | None = None) -> torch.device:
@@ -28,6 +31,23 @@ def pick_dtype(device: torch.device, dtype: str | None = None) -> torch.dtype:
     if device.type == "cuda":
         return torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
     return torch.float32
+
+
+def decoder_threads(cores: int | None = None) -> int:
+    """Torch CPU threads for a decoder that shares its host with a web server: every core but one.
+
+    The server's Python threads (page scripts, websockets) then have a core of their own and never
+    deschedule a torch thread in the middle of a parallel operation, where the other threads would
+    wait for it. `SPECVIZ_THREADS` overrides the choice.
+    """
+    setting = os.environ.get("SPECVIZ_THREADS", "").strip()
+    if setting:
+        if not setting.isdigit() or int(setting) < 1:
+            raise SpecvizError(f"SPECVIZ_THREADS must be a whole number >= 1, got {setting!r}")
+        return int(setting)
+    if cores is None:
+        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    return max(1, cores - 1)
 
 
 class Clock:

@@ -2,7 +2,10 @@
 
 Schema (version 1), top level:
   format "specviz-trace", version, prompt, prompt_ids, target, drafter, device, dtype,
-  settings (DecodeSettings), iterations [Iteration], generated_ids, text, wall_time, summary.
+  settings (DecodeSettings), iterations [Iteration], generated_ids, text, wall_time, summary,
+  threads (torch CPU threads of the process that ran it; 0 if unknown), waited (seconds the run
+  queued behind other runs before it started: not part of wall_time; both added in version 1, a
+  file without them loads with 0).
 Iteration: index, drafted, accepted, emitted_ids, drafts [DraftStep], final FinalToken | null,
   draft_time, verify_time, sample_time, draft_calls (seconds; drafter forward passes).
 DraftStep: position (1-based), token_id, token, q, p, ratio, u, verdict
@@ -111,6 +114,8 @@ class Trace:
     generated_ids: list[int] = field(default_factory=list)
     text: str = ""
     wall_time: float = 0.0
+    threads: int = 0
+    waited: float = 0.0
 
     def summary(self) -> Summary:
         its = self.iterations
@@ -178,7 +183,8 @@ def trace_from_dict(data: dict) -> Trace:
             drafter=data["drafter"], settings=DecodeSettings(**data["settings"]),
             device=data["device"], dtype=data["dtype"], iterations=iterations,
             generated_ids=list(data["generated_ids"]), text=data["text"],
-            wall_time=float(data["wall_time"]))
+            wall_time=float(data["wall_time"]), threads=int(data.get("threads", 0)),
+            waited=float(data.get("waited", 0.0)))
     except (KeyError, TypeError, ValueError) as error:
         raise SpecvizError(f"not a valid specviz trace: {error}") from error
 

@@ -1,0 +1,278 @@
+"""The decoder in a process of its own, where a web server's Python threads cannot slow it down.
+
+A forward pass is thousands of small torch calls, and each one gives the GIL up and takes it back.
+A thread busy in Python in the same process (a page redraw, a websocket message, a file watcher)
+keeps the GIL for a whole switch interval every time it gets it, so the decoder waits after every
+call: the app measured verify times 4-15x the library's (BENCHMARKS.md, "Where the time goes").
+`DecoderProcess` keeps the models in a child process (a fresh interpreter; POSIX hosts) with a
+fixed number of torch threads; the server's side only sends requests and reads what the decoder
+yields (a trace's iterations, sweep points, grid cells), so nothing it does holds a GIL the
+decoder needs.
+
+One process serves every visitor: requests take turns on `lock`, and the time a request waits
+there is never part of what it measures (the decoder's clocks start when its run starts).
+
+A request names the models (`ModelSpec`) and a generator function `work(target, drafter, *args)`
+defined at the top level of a module (it travels by name). What the function yields comes back
+item by item. `Request.stop()` asks the decoder to stop after the item it is working on: the
+function sees `StopRequested` raised at its `yield` and may yield one last item (the trace's
+ending does) before it returns.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import threading
+import traceback
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, replace
+from multiprocessing.connection import Connection
+from pathlib import Path
+
+from specviz.device import decoder_threads
+from specviz.errors import SpecvizError
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """The models of a request: the target (None = the embedded one), the drafter kind and the
+    drafter's weights file or draft LM (None = the kind's default)."""
+
+    target: str | None = None
+    drafter: str = "eagle"
+    draft_model: str | None = None
+
+
+@dataclass(frozen=True)
+class Ending:
+    """The last item of a trace stream: what the run's loop stamps on its trace when it ends."""
+
+    wall_time: float
+    text: str
+
+
+class StopRequested(Exception):
+    """Raised inside a request's work function at its `yield` when the request is stopped."""
+
+
+class DecoderProcess:
+    """A child process that loads models once and runs requests on them, one at a time."""
+
+    def __init__(self, threads: int | None = None):
+        self.threads = threads or decoder_threads()
+        self.lock = threading.Lock()  # held by whoever talks to the process; see `request`
+        self._child: subprocess.Popen | None = None
+        self._conn: Connection | None = None
+
+    def request(self, models: ModelSpec, work: Callable[..., Iterator], *args,
+                on_status: Callable[[str | None], None] | None = None) -> Request:
+        """Start `work(target, drafter, *args)` in the decoder process; the caller holds `lock`.
+        `on_status` hears what the process is loading, and None once the models are ready."""
+        if not self.lock.locked():
+            raise RuntimeError("hold DecoderProcess.lock while a request runs")
+        self._ensure_started()
+        self._conn.send((models, work, args))
+        return Request(self, on_status)
+
+    def cpu_seconds(self) -> float | None:
+        """CPU time the decoder process has used so far (Linux); None where that cannot be read."""
+        try:
+            fields = Path(f"/proc/{self._child.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except (AttributeError, OSError):
+            return None
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime, in ticks
+
+    def close(self) -> None:
+        if self._child is not None:
+            self._conn.close()
+            try:
+                self._child.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self._child.kill()
+            self._child = self._conn = None
+
+    def _ensure_started(self) -> None:
+        """A fresh interpreter, not a fork: a fork would copy the server's threads and locks, and
+        multiprocessing's spawn would re-run whatever module is `__main__` (a page script, in the
+        server) in the child."""
+        if self._child is not None and self._child.poll() is None:
+            return
+        ours, theirs = socket.socketpair()
+        package_root = str(Path(__file__).resolve().parent.parent)
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [package_root, os.environ.get("PYTHONPATH")]))}
+        entry = f"from specviz.decoder_process import serve; serve({theirs.fileno()}, {self.threads})"
+        self._child = subprocess.Popen([sys.executable, "-c", entry], pass_fds=[theirs.fileno()], env=env)
+        theirs.close()
+        self._conn = Connection(ours.detach())
+
+    def _lost(self) -> SpecvizError:
+        code = self._child.poll() if self._child is not None else None
+        self._child = self._conn = None
+        return SpecvizError(f"the decoder process ended unexpectedly (exit code {code}); the next run starts "
+                            "a new one")
+
+
+class Request:
+    """The items of one request as they arrive; iterate it, or `stop()` it early."""
+
+    def __init__(self, owner: DecoderProcess, on_status: Callable[[str | None], None] | None):
+        self._owner = owner
+        self._on_status = on_status
+        self._done = False
+
+    def __iter__(self) -> Request:
+        return self
+
+    def __next__(self):
+        while not self._done:
+            kind, payload = self._receive()
+            if kind == "item":
+                return payload
+            if kind == "status":
+                if self._on_status is not None:
+                    self._on_status(payload)
+            elif kind == "error":
+                self._done = True
+                raise payload
+            else:
+                self._done = True
+        raise StopIteration
+
+    def stop(self) -> list:
+        """Ask the decoder to stop after its current item; return the items it still sends."""
+        if self._done:
+            return []
+        self._owner._conn.send("stop")
+        left = []
+        while not self._done:
+            kind, payload = self._receive()
+            if kind == "item":
+                left.append(payload)
+            elif kind in ("error", "done"):
+                self._done = True
+        return left
+
+    def close(self) -> None:
+        self.stop()
+
+    def _receive(self) -> tuple[str, object]:
+        try:
+            return self._owner._conn.recv()
+        except (EOFError, OSError) as error:
+            self._done = True
+            raise self._owner._lost() from error
+
+
+def serve(fd: int, threads: int) -> None:
+    """The decoder process: fix the torch threads, then answer requests on `fd` until it closes."""
+    import torch
+
+    torch.set_num_threads(threads)
+    conn = Connection(fd)
+    loaded: dict = {}
+    while True:
+        try:
+            request = conn.recv()
+        except (EOFError, OSError):
+            return
+        if request == "stop":  # for a request that had already ended
+            continue
+        models, work, args = request
+        try:
+            target, drafter = _load(models, loaded, lambda text: conn.send(("status", text)))
+            _stream(work(target, drafter, *args), conn)
+        except Exception as error:  # every failure goes back to the page; the process serves on
+            conn.send(("error", _portable(error)))
+        else:
+            conn.send(("done", None))
+
+
+def _stream(items: Iterator, conn: Connection) -> None:
+    """Send what `items` yields; on a stop, let it finish with `StopRequested` and send its last word."""
+    try:
+        if conn.poll() and conn.recv() == "stop":  # stopped while its models loaded
+            return
+        for item in items:
+            conn.send(("item", item))
+            if conn.poll() and conn.recv() == "stop":
+                try:
+                    conn.send(("item", items.throw(StopRequested())))
+                except (StopRequested, StopIteration):
+                    pass
+                return
+    finally:
+        items.close()
+
+
+def _load(models: ModelSpec, loaded: dict, status: Callable[[str | None], None]):
+    """The request's (target, drafter), loaded once per process and kept. A new pair decodes a few
+    tokens before it is handed out, so no measured run pays the first calls' one-off costs."""
+    from specviz.decoder import generate
+    from specviz.drafters import build_drafter
+    from specviz.models import load_model
+    from specviz.settings import DecodeSettings
+
+    key = (models.target, models.drafter, models.draft_model)
+    if key in loaded:
+        return loaded[key]
+    if models.target not in loaded:
+        status(f"Loading the target model {models.target or 'SmolLM2-135M-Instruct (embedded)'}…")
+        loaded[models.target] = load_model(models.target)
+    target = loaded[models.target]
+    status(f"Preparing the drafter ({models.drafter})…")
+    drafter = build_drafter(models.drafter, target, models.draft_model)
+    generate(target, drafter, "Hello", DecodeSettings(temperature=0.0, max_new_tokens=4, record=False))
+    loaded[key] = target, drafter
+    status(None)
+    return loaded[key]
+
+
+def _portable(error: Exception) -> Exception:
+    """The error as the page should raise it: a SpecvizError as it is, anything else with its traceback."""
+    if isinstance(error, SpecvizError):
+        return SpecvizError(str(error))
+    detail = "".join(traceback.format_exception_only(error)).strip()
+    return RuntimeError(f"the decoder process failed: {detail}\n{traceback.format_exc()}")
+
+
+def trace_stream(target, drafter, prompt: str, settings, chat: bool = True) -> Iterator:
+    """Work function for one run: the trace's header (no iterations yet), each iteration, then its `Ending`."""
+    from specviz.decoder import Run
+
+    run = Run(target, drafter, prompt, settings, chat=chat)
+    yield replace(run.trace, iterations=[], generated_ids=[])
+    try:
+        yield from run
+    except StopRequested:  # raised in the run's loop, which stamped its wall time and text as it ended
+        pass
+    yield Ending(run.trace.wall_time, run.trace.text)
+
+
+def follow_trace(request: Request) -> Iterator:
+    """Rebuild a `trace_stream`'s trace as it arrives; yields the trace after each iteration. Closed
+    early, it stops the request and still applies the run's ending."""
+    from specviz.trace import Iteration, Trace
+
+    trace = None
+
+    def apply(item) -> None:
+        nonlocal trace
+        if isinstance(item, Trace):
+            trace = item
+        elif isinstance(item, Iteration):
+            trace.iterations.append(item)
+            trace.generated_ids.extend(item.emitted_ids)
+        elif isinstance(item, Ending):
+            trace.wall_time, trace.text = item.wall_time, item.text
+
+    try:
+        for item in request:
+            apply(item)
+            if isinstance(item, Iteration):
+                yield trace
+    finally:
+        for item in request.stop():
+            apply(item)

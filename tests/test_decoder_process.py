@@ -1,0 +1,122 @@
+"""The decoder process: the same runs as the library, stops that keep what was decided, errors
+that reach the caller, and a process that comes back after it dies."""
+
+from __future__ import annotations
+
+import os
+import signal
+from dataclasses import asdict
+
+import pytest
+import torch
+
+from specviz import DecodeSettings, SpecvizError, generate, load_model
+from specviz.decoder_process import DecoderProcess, ModelSpec, follow_trace, trace_stream
+from specviz.device import decoder_threads
+from specviz.drafters import build_drafter
+from specviz.sweep import sweep_gamma
+
+PROMPT = "w1 w2 w3 w1 w2"
+
+
+@pytest.fixture(scope="module")
+def process():
+    started = DecoderProcess(threads=1)
+    yield started
+    started.close()
+
+
+@pytest.fixture(scope="module")
+def models(tiny_llama_dirs) -> ModelSpec:
+    target, drafter = tiny_llama_dirs
+    return ModelSpec(str(target), "model", str(drafter))
+
+
+def run(process: DecoderProcess, models: ModelSpec, settings: DecodeSettings, prompt: str = PROMPT):
+    with process.lock:
+        *_, trace = follow_trace(process.request(models, trace_stream, prompt, settings))
+    return trace
+
+
+@pytest.mark.parametrize("settings", [DecodeSettings(gamma=3, temperature=0, max_new_tokens=12),
+                                      DecodeSettings(gamma=2, temperature=1.0, seed=7, max_new_tokens=12)])
+def test_a_run_in_the_process_is_the_library_run(process, models, settings):
+    target = load_model(models.target)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(process.threads)  # the same reductions, so the same floats
+    try:
+        library = generate(target, build_drafter("model", target, models.draft_model), PROMPT, settings)
+    finally:
+        torch.set_num_threads(threads)
+    remote = run(process, models, settings)
+    assert remote.generated_ids == library.generated_ids and remote.text == library.text
+    assert [asdict(it)["drafts"] for it in remote.iterations] == [asdict(it)["drafts"] for it in library.iterations]
+    assert remote.threads == 1 and remote.wall_time > 0 and remote.drafter == library.drafter
+
+
+def test_stopping_keeps_what_was_decided_and_the_process_serves_on(process, models):
+    settings = DecodeSettings(gamma=1, temperature=0, max_new_tokens=40)
+    with process.lock:
+        traces = follow_trace(process.request(models, trace_stream, PROMPT, settings))
+        trace = next(traces)
+        traces.close()
+    assert 1 <= len(trace.iterations) < 40 and trace.wall_time > 0
+    assert trace.generated_ids == [t for it in trace.iterations for t in it.emitted_ids] and trace.text
+    assert run(process, models, settings).generated_ids[: len(trace.generated_ids)] == trace.generated_ids
+
+
+def test_other_work_streams_its_items(process, models):
+    settings = DecodeSettings(temperature=0, max_new_tokens=6)
+    with process.lock:
+        points = list(process.request(models, sweep_gamma, PROMPT, settings, [1, 3]))
+    assert [p.gamma for p in points] == [0, 1, 3] and all(p.threads == 1 for p in points)
+
+
+def test_errors_reach_the_caller_and_the_process_serves_on(process, models, tmp_path):
+    with process.lock, pytest.raises(SpecvizError, match="model directory not found"):
+        list(process.request(ModelSpec(str(tmp_path / "nope"), "none"), trace_stream, PROMPT,
+                             DecodeSettings()))
+    with process.lock, pytest.raises(SpecvizError, match="the prompt is empty"):
+        list(process.request(models, trace_stream, "  ", DecodeSettings()))
+    assert run(process, models, DecodeSettings(temperature=0, max_new_tokens=3)).generated_ids
+
+
+def test_loading_is_reported_then_cleared(models):
+    fresh = DecoderProcess(threads=1)
+    heard = []
+    try:
+        with fresh.lock:
+            list(fresh.request(models, trace_stream, PROMPT, DecodeSettings(max_new_tokens=2), on_status=heard.append))
+        assert heard[0].startswith("Loading the target model") and heard[-1] is None
+        assert fresh.cpu_seconds() > 0  # importing torch alone takes CPU time
+    finally:
+        fresh.close()
+
+
+def test_a_process_that_dies_mid_run_is_reported_and_replaced(models):
+    fresh = DecoderProcess(threads=1)
+    try:
+        with fresh.lock:
+            items = fresh.request(models, trace_stream, PROMPT, DecodeSettings(gamma=1, max_new_tokens=200))
+            next(items)
+            os.kill(fresh._child.pid, signal.SIGKILL)
+            with pytest.raises(SpecvizError, match="the decoder process ended unexpectedly"):
+                list(items)
+        assert run(fresh, models, DecodeSettings(max_new_tokens=2)).generated_ids
+    finally:
+        fresh.close()
+
+
+def test_requests_need_the_lock(process, models):
+    with pytest.raises(RuntimeError, match="hold DecoderProcess.lock"):
+        process.request(models, trace_stream, PROMPT, DecodeSettings())
+
+
+def test_thread_count_leaves_a_core_to_the_server(monkeypatch):
+    monkeypatch.delenv("SPECVIZ_THREADS", raising=False)
+    assert [decoder_threads(cores) for cores in (1, 2, 16)] == [1, 1, 15]
+    monkeypatch.setenv("SPECVIZ_THREADS", "3")
+    assert decoder_threads(2) == 3
+    monkeypatch.setenv("SPECVIZ_THREADS", "0")
+    with pytest.raises(SpecvizError, match="SPECVIZ_THREADS must be a whole number >= 1"):
+        decoder_threads()
