@@ -6,7 +6,8 @@ from contextlib import closing
 import streamlit as st
 
 from pages.ui import controls, models, state
-from specviz import Run, SpecvizError, Trace, charts
+from specviz import SpecvizError, Trace, charts
+from specviz.decoder_process import follow_trace, trace_stream
 
 controls.sidebar(__file__)  # drawn by each page, so a page opened on its own still has it
 st.title("Generate")
@@ -40,22 +41,37 @@ def show(trace: Trace, baseline: Trace | None, live: bool) -> None:
             speedup = s.tokens_per_s / b.tokens_per_s if b.tokens_per_s else float("nan")
             st.metric("measured speedup over the target alone", f"{speedup:.2f}×",
                       help=f"target alone: {b.tokens_per_s:.1f} tokens/s over {b.tokens} tokens")
+        if not live:
+            st.caption(state.measured_on(f"{trace.device} ({trace.dtype})", trace.threads, trace.waited))
     text.html(charts.colored_text(trace, show_rejected))
 
 
-def stream(run: Run, label: str) -> None:
-    """Iterate the run, redrawing as iterations arrive (the chart at most twice a second); the run's
-    trace becomes the session's trace with its first iteration."""
+def stream(turn: models.Turn, settings) -> None:
+    """Run in the decoder process, redrawing as iterations arrive (the chart at most twice a second);
+    the run's trace becomes the session's trace with its first iteration."""
     drawn = 0.0
-    with closing(iter(run)) as iterations:
-        for _ in iterations:
-            if state.trace() is not run.trace:  # the previous trace stays until this run decides something
-                state.set_trace(run.trace, "last run")
-            show(run.trace, None, live=True)
+    with closing(follow_trace(turn.request(trace_stream, st.session_state.prompt, settings))) as traces:
+        for trace in traces:
+            if state.trace() is not trace:  # the previous trace stays until this run decides something
+                trace.waited = turn.waited
+                state.set_trace(trace, "last run")
+            show(trace, None, live=True)
             if time.monotonic() - drawn > 0.5:
-                chart.plotly_chart(charts.timeline(run.trace), key=f"{label}-{len(run.trace.iterations)}")
+                chart.plotly_chart(charts.timeline(trace), key=f"run-{len(trace.iterations)}")
                 drawn = time.monotonic()
     state.show_caption()
+
+
+def run_baseline(turn: models.Turn, settings) -> Trace | None:
+    """The target alone on the same prompt and settings, with a progress bar."""
+    progress = st.progress(0.0, text="Running the target alone for the baseline…")
+    base = None
+    with closing(follow_trace(turn.request(trace_stream, st.session_state.prompt, settings, baseline=True))) as traces:
+        for base in traces:
+            progress.progress(min(1.0, len(base.generated_ids) / settings.max_new_tokens),
+                              text="Running the target alone for the baseline…")
+    progress.empty()
+    return base
 
 
 if st.session_state.pop("running", False) and not start:
@@ -65,18 +81,10 @@ if start:
     st.session_state.running = True  # still set on the next rerun only if Stop cut this one short
     try:
         settings = controls.settings()
-        with models.exclusive() as (target, drafter):
-            run = Run(target, drafter, st.session_state.prompt, settings)
-            stream(run, "run")
+        with models.exclusive() as turn:
+            stream(turn, settings)
             if with_baseline:
-                progress = st.progress(0.0, text="Running the target alone for the baseline…")
-                base = Run(target, None, st.session_state.prompt, settings)
-                with closing(iter(base)) as steps:
-                    for _ in steps:
-                        progress.progress(min(1.0, len(base.trace.generated_ids) / settings.max_new_tokens),
-                                          text="Running the target alone for the baseline…")
-                progress.empty()
-                st.session_state.baseline = base.trace
+                st.session_state.baseline = run_baseline(turn, settings)
             st.session_state.running = False
     except SpecvizError as error:
         st.session_state.running = False

@@ -15,10 +15,10 @@ st.caption("Runs the target alone once, then the sidebar's pair and prompt once 
            "curves are Leviathan et al.'s formulas through the measured α̂ and c.")
 gammas = st.multiselect("γ values to sweep", list(range(1, 17)), default=[1, 2, 4, 8], key="sweep_gammas")
 if st.button("Run γ sweep", type="primary", key="run_sweep", disabled=not gammas):
-    points = models.runs_with_progress("γ sweep", 1 + len(gammas), lambda target, drafter: sweep_gamma(
-        target, drafter, st.session_state.prompt, controls.settings(), sorted(gammas)))
-    if points is not None:
-        st.session_state.sweep = points
+    swept = models.runs_with_progress("γ sweep", 1 + len(gammas), sweep_gamma, lambda: (
+        st.session_state.prompt, controls.settings(), sorted(gammas)))
+    if swept is not None:
+        st.session_state.sweep, st.session_state.sweep_waited = swept
 
 SHIPPED_BENCHMARK = Path(__file__).resolve().parent.parent / "benchmarks" / "latest.json"
 left, right = st.columns(2)
@@ -40,6 +40,7 @@ if points:
     st.caption("The formulas assume one target step verifies γ + 1 tokens as fast as it decodes one (true on a "
                "busy GPU, not on a CPU), and each run's time includes its prompt's prefill: measured points sit "
                "below the curves when either assumption fails.")
+    st.caption(state.measured_on(points[0].device, points[0].threads, st.session_state.get("sweep_waited", 0.0)))
     st.dataframe([vars(p) for p in points])
 else:
     st.info("Press **Run γ sweep** to measure; the per-position pictures below use the current trace.")

@@ -38,10 +38,10 @@ g1, g2 = st.columns(2)
 betas = g1.multiselect("β values", [1, 2, 3, 5, 8], default=[1, 3, 5], key="grid_betas")
 taus = g2.multiselect("τ values", [0.5, 1.0, 2.0, 3.0, 5.0], default=[1.0, 3.0, 5.0], key="grid_taus")
 if st.button("Run the grid", key="run_grid", disabled=not betas or not taus):
-    cells = models.runs_with_progress("β × τ grid", 1 + len(betas) * len(taus), lambda target, drafter: spec_grid(
-        target, drafter, st.session_state.prompt, controls.settings(), sorted(betas), sorted(taus)))
-    if cells is not None:
-        st.session_state.grid = cells
+    ran = models.runs_with_progress("β × τ grid", 1 + len(betas) * len(taus), spec_grid, lambda: (
+        st.session_state.prompt, controls.settings(), sorted(betas), sorted(taus)))
+    if ran is not None:
+        st.session_state.grid = ran[0]
 if st.session_state.get("grid"):
     reference = st.session_state.grid[0]
     st.markdown(f"Target alone, greedy: **{reference.tokens_per_iteration:.2f}** tokens / iteration, match 100%")

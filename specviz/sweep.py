@@ -29,12 +29,15 @@ class SweepPoint:
     alpha: float | None
     c: float | None
     speedup: float | None      # tokens/s over the baseline's; None for the baseline itself
+    device: str = "cpu"        # where it ran, with how many torch CPU threads
+    threads: int = 0
 
 
 def point(gamma: int, trace: Trace, baseline_tokens_per_s: float | None) -> SweepPoint:
     s = trace.summary()
     speedup = s.tokens_per_s / baseline_tokens_per_s if baseline_tokens_per_s else None
-    return SweepPoint(gamma, s.tokens, s.wall_time, s.tokens_per_s, s.accepted_length, s.alpha, s.c, speedup)
+    return SweepPoint(gamma, s.tokens, s.wall_time, s.tokens_per_s, s.accepted_length, s.alpha, s.c, speedup,
+                      trace.device, trace.threads)
 
 
 def sweep_gamma(target: LoadedModel, drafter: Drafter, prompt: str, settings: DecodeSettings,

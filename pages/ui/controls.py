@@ -6,6 +6,7 @@ import streamlit as st
 
 from pages.ui import state
 from specviz import DecodeSettings, SpecvizError
+from specviz.decoder_process import ModelSpec
 from specviz.drafters import DRAFTER_KINDS
 from specviz.models import EMBEDDED_NAME, HUB_PAIRS
 
@@ -99,13 +100,18 @@ def settings() -> DecodeSettings:
                           max_new_tokens=int(s.max_new_tokens), target_latency_ms=float(s.target_latency_ms))
 
 
-def pair() -> tuple[str | None, str | None]:
-    """(target, draft model) of the chosen pair; None means the embedded model / no draft model."""
+def models() -> ModelSpec:
+    """The chosen pair and drafter; raises SpecvizError for a custom pair with no target."""
     s = st.session_state
     if s.pair == EMBEDDED_PAIR:
-        return None, None
-    if s.pair == CUSTOM_PAIR:
+        target, draft_model = None, None
+    elif s.pair == CUSTOM_PAIR:
         if not s.custom_target.strip():
             raise SpecvizError("enter a target model (hub id or local directory) for the custom pair")
-        return s.custom_target.strip(), s.custom_drafter.strip() or None
-    return HUB_PAIRS[s.pair]
+        target, draft_model = s.custom_target.strip(), s.custom_drafter.strip() or None
+    else:
+        target, draft_model = HUB_PAIRS[s.pair]
+    # A preset pair's draft model is an LM for the "model" drafter; trained kinds use their shipped weights.
+    if s.drafter != "model" and s.pair != CUSTOM_PAIR:
+        draft_model = None
+    return ModelSpec(target, s.drafter, draft_model)

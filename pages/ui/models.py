@@ -1,73 +1,93 @@
-"""Models shared by every session of the process, and the lock that serialises runs on them.
+"""The decoder process shared by every session, and the turns runs take on it.
 
-One process serves everyone (a hosted GPU): models load once (`st.cache_resource`), and every run
-holds `run_lock()` so no two runs interleave on the same KV caches. Each session keeps its own
-trace in its own session state.
+One server process serves everyone (a hosted GPU). The models live in one decoder process
+(`specviz.decoder_process`), where the server's page rendering cannot slow them down; every run
+holds its lock, so no two runs interleave on the same KV caches, and a run's time in the queue is
+shown beside its numbers, never inside them. Each session keeps its own trace in its own
+session state.
 """
 
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
+from dataclasses import dataclass, replace
 
 import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
 
 from pages.ui import controls
-from specviz import LoadedModel, SpecvizError, load_model
-from specviz.drafters import Drafter, build_drafter
+from specviz import SpecvizError
+from specviz.decoder_process import DecoderProcess, ModelSpec, Request
 
 
-@st.cache_resource(show_spinner="Loading the target model (once per process)…")
-def target_model(name: str | None) -> LoadedModel:
-    return load_model(name)
+@st.cache_resource(show_spinner=False)
+def decoder() -> DecoderProcess:
+    return DecoderProcess()
 
 
-@st.cache_resource(show_spinner="Preparing the drafter (once per process)…")
-def drafter(target_name: str | None, kind: str, draft_model: str | None) -> Drafter | None:
-    return build_drafter(kind, target_model(target_name), draft_model)
-
-
-@st.cache_resource
 def run_lock() -> threading.Lock:
-    return threading.Lock()
+    return decoder().lock
+
+
+@dataclass
+class Turn:
+    """A run's turn on the decoder process: its models and how long it queued for them."""
+
+    process: DecoderProcess
+    models: ModelSpec
+    waited: float
+    loading: DeltaGenerator  # where the process's loading messages show
+
+    def request(self, work: Callable[..., Iterable], *args, baseline: bool = False) -> Request:
+        """`work(target, drafter, *args)` in the decoder process; with `baseline`, drafter None."""
+        models = replace(self.models, drafter="none", draft_model=None) if baseline else self.models
+        return self.process.request(models, work, *args, on_status=self._show)
+
+    def _show(self, text: str | None) -> None:
+        if text:
+            self.loading.info(f"⏳ {text} (once per server process)")
+        else:
+            self.loading.empty()
 
 
 @contextmanager
-def exclusive() -> Iterator[tuple[LoadedModel, Drafter | None]]:
-    """Wait for the shared models (saying so), then hold them: yields (target, drafter)."""
+def exclusive() -> Iterator[Turn]:
+    """Wait for the decoder process (saying so), then hold it."""
     lock = run_lock()
     waiting = st.empty()
+    started = time.monotonic()
     while not lock.acquire(timeout=0.5):
-        waiting.info("⏳ Waiting for another run to finish: one model serves every visitor, runs take turns.")
+        waiting.info(f"⏳ Waiting for another run to finish ({time.monotonic() - started:.0f} s): one model serves "
+                     "every visitor, runs take turns. The wait is not counted in this run's timings.")
+    waited = time.monotonic() - started
     waiting.empty()
     try:
-        target_name, draft_model = controls.pair()
-        kind = st.session_state.drafter
-        # A preset pair's draft model is an LM for the "model" drafter; trained kinds use their shipped weights.
-        if kind != "model" and st.session_state.pair != controls.CUSTOM_PAIR:
-            draft_model = None
-        yield target_model(target_name), drafter(target_name, kind, draft_model)
+        yield Turn(decoder(), controls.models(), waited, st.empty())
     finally:
         lock.release()
 
 
-def runs_with_progress(what: str, total: int,
-                       work: Callable[[LoadedModel, Drafter], Iterable]) -> list | None:
-    """Collect what `work(target, drafter)` yields (one item per finished run) under the run lock,
-    with a progress bar; None after showing the error when something is wrong."""
+def runs_with_progress(what: str, total: int, work: Callable[..., Iterable],
+                       args: Callable[[], tuple]) -> tuple[list, float] | None:
+    """Collect what `work(target, drafter, *args())` yields in the decoder process (one item per
+    finished run), with a progress bar: (items, seconds queued first), or None after showing the
+    error when something is wrong (invalid settings from `args()` included)."""
     progress = st.progress(0.0, text=f"{what}: starting…")
     results = []
     try:
-        with exclusive() as (target, drafter):
-            if drafter is None:
+        with exclusive() as turn:
+            if turn.models.drafter == "none":
                 raise SpecvizError(f"the {what} needs a drafter: pick one other than 'none' in the sidebar")
-            for result in work(target, drafter):
-                results.append(result)
-                progress.progress(len(results) / total, text=f"{what}: {len(results)} of {total} runs done")
+            with closing(turn.request(work, *args())) as request:
+                for result in request:
+                    results.append(result)
+                    progress.progress(len(results) / total, text=f"{what}: {len(results)} of {total} runs done")
     except SpecvizError as error:
         st.error(str(error))
         return None
     finally:
         progress.empty()
-    return results
+    return results, turn.waited

@@ -43,3 +43,11 @@ def describe() -> str:
         return "no trace yet"
     return (f"{st.session_state.get('trace_source', 'last run')}: {len(current.iterations)} iterations, "
             f"{len(current.generated_ids)} tokens, {current.target} ← {current.drafter}")
+
+
+def measured_on(device: str, threads: int, waited: float) -> str:
+    """Where and how times were measured, so a number read off the screen can be weighed."""
+    cores = f"{threads} torch thread{'s' if threads != 1 else ''}" if threads else "unrecorded torch threads"
+    queue = (f"waited {waited:.1f} s for other visitors' runs first, not counted in the times"
+             if waited >= 0.05 else "no other run was queued ahead")
+    return f"Measured on {device} with {cores}; {queue}."
