@@ -87,17 +87,25 @@ def test_bench_command_on_tiny_pair(tiny_llama_dirs, tmp_path):
     data = json.loads(out.read_text())
     assert data["format"] == FORMAT and data["version"] == 1
     names = [m["name"] for m in data["methods"]]
-    assert names == [BASELINE, "hf generate", "engine ngram γ=2 rec on", "engine ngram γ=2 rec off", "hf ngram γ=2",
-                     "engine model γ=2 rec on", "engine model γ=2 rec off", "hf model γ=2"]
+    assert names == [BASELINE, "hf generate", "engine ngram γ=2 rec on", "engine ngram γ=2 rec off", "app ngram γ=2",
+                     "hf ngram γ=2", "engine model γ=2 rec on", "engine model γ=2 rec off", "app model γ=2",
+                     "hf model γ=2"]
     assert len(data["runs"]) == len(names) * len(PROMPTS)
     assert all(r["matches"] for r in data["runs"]), [r for r in data["runs"] if not r["matches"]]
     assert {r["category"] for r in data["rows"]} == {"all", "chat", "copy"}
     row = next(r for r in data["rows"] if r["method"] == "engine model γ=2 rec on" and r["category"] == "all")
     assert set(row["speedup"]) == {"median", "low", "high"} and row["alpha"] is not None and row["memory_mb"] > 0
     assert data["machine"]["threads"] == 1 and data["settings"]["greedy"] is True
+    app = next(r for r in data["rows"] if r["method"] == "app model γ=2" and r["category"] == "all")
+    assert app["engine_method"] == "engine model γ=2 rec on" and app["alpha"] == row["alpha"]
+    assert all(app[key]["median"] > 0 for key in ("vs_engine", "verify_vs_engine", "draft_vs_engine"))
+    app_runs = [r for r in data["runs"] if r["method"] == "app model γ=2"]
+    assert app_runs and all(r["verify_seconds"] > 0 for r in app_runs)
     text = md.read_text()
     assert text.startswith("# Benchmarks") and "| method | tokens/s" in text and "### Targets" in text
     assert "packed once for oneDNN" in text
+    assert "| app model γ=2 | engine model γ=2 rec on |" in text
+    assert "app model γ=2 vs engine model γ=2 rec on, verify time per iteration (all prompts)" in text
 
 
 def test_prompt_set_loads_with_categories():

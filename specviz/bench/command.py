@@ -17,10 +17,11 @@ import transformers
 from specviz.bench.markdown import to_markdown
 from specviz.bench.measure import measure
 from specviz.bench.memory import memory_source
-from specviz.bench.methods import Method, engine_method, hf_method
+from specviz.bench.methods import Method, app_method, engine_method, hf_method
 from specviz.bench.prompts import DEFAULT_PROMPTS, load_prompts
 from specviz.bench.report import BenchResult, summarize
 from specviz.bench.truncated import truncated_drafter_dir
+from specviz.decoder_process import DecoderProcess, ModelSpec
 from specviz.errors import SpecvizError
 from specviz.packed_linear import PackedLinear
 from specviz.settings import DecodeSettings
@@ -30,7 +31,8 @@ HEADER = """# Benchmarks
 
 Speculative decoding in the specviz engine against its own autoregressive baseline and against
 transformers' `generate` (prompt lookup and assisted generation) on the same target, prompts, γ
-and max_new_tokens, measured interleaved in one process. Regenerate with the command below; the
+and max_new_tokens, measured interleaved in one process; the app rows run the same settings
+through the app's decoder process. Regenerate with the command below; the
 same numbers are in `benchmarks/latest.json` (format `specviz-bench`, version 1).
 
 """
@@ -61,6 +63,8 @@ def add_bench_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--device", default=None, help="cuda, cpu ... (default: cuda when available)")
     parser.add_argument("--dtype", default=None, choices=["float32", "float16", "bfloat16"], help="model dtype")
     parser.add_argument("--no-hf", action="store_true", help="skip transformers' generate")
+    parser.add_argument("--no-app", action="store_true",
+                        help="skip the app rows (each drafter's runs through the app's decoder process)")
     parser.add_argument("--no-pack", action="store_true",
                         help="on the CPU, keep torch's default linear layers (no oneDNN weight packing)")
     parser.add_argument("--no-chat", action="store_true", help="feed prompts as raw text, no chat template")
@@ -93,6 +97,7 @@ def run_bench(args: argparse.Namespace) -> None:
         notes.append("The models' linear layers are packed once for oneDNN (`specviz/packed_linear.py`), so "
                      "verifying γ+1 tokens costs about one step; transformers' generate runs on the same model "
                      "objects. `--no-pack` measures torch's default path.")
+    process = _app_process(args, notes)
     used: list[str] = []
     for kind in kinds:
         assistant, path = None, None
@@ -124,6 +129,11 @@ def run_bench(args: argparse.Namespace) -> None:
                 settings = DecodeSettings(gamma=gamma, temperature=args.temperature,
                                           max_new_tokens=args.max_new_tokens, record=record)
                 methods.append(replace(engine_method(target, drafter, kind, settings, chat, held), prompts=subset))
+            if process is not None:
+                app_settings = DecodeSettings(gamma=gamma, temperature=args.temperature,
+                                              max_new_tokens=args.max_new_tokens)
+                methods.append(replace(app_method(process, ModelSpec(args.target, kind, path), target, app_settings,
+                                                  chat), prompts=subset))
             if not args.no_hf and kind in HF_DRAFTERS:
                 hf_settings = DecodeSettings(gamma=gamma, temperature=args.temperature,
                                              max_new_tokens=args.max_new_tokens)
@@ -132,7 +142,11 @@ def run_bench(args: argparse.Namespace) -> None:
         notes.append("Both n-gram drafters match up to 3-grams and copy after the first (leftmost) match, so they "
                      "propose the same drafts.")
 
-    runs = measure(methods, prompts, args.repeats, args.warmup, greedy=base.greedy)
+    try:
+        runs = measure(methods, prompts, args.repeats, args.warmup, greedy=base.greedy)
+    finally:
+        if process is not None:
+            process.close()
     specs = [m.spec for m in methods]
     rows, targets = summarize(specs, runs)
     result = BenchResult(
@@ -150,6 +164,19 @@ def run_bench(args: argparse.Namespace) -> None:
     Path(args.markdown).write_text(HEADER + markdown)
     print(markdown)
     print(f"results saved to {args.out} and {args.markdown}", file=sys.stderr)
+
+
+def _app_process(args: argparse.Namespace, notes: list[str]) -> DecoderProcess | None:
+    """The app's decoder process for the app rows, with the bench's thread count; None to skip them."""
+    if args.no_app:
+        return None
+    if args.device or args.dtype or args.no_pack:
+        notes.append("No app rows: the app loads its models with the default device, dtype and packing, and this "
+                     "run set --device, --dtype or --no-pack.")
+        return None
+    notes.append(f"The app rows run in the app's decoder process with {args.threads} torch thread(s), as this process "
+                 "does; the app itself uses every core but one (set SPECVIZ_THREADS to choose).")
+    return DecoderProcess(threads=args.threads)
 
 
 def _default_kinds() -> list[str]:

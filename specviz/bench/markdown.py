@@ -43,6 +43,16 @@ def to_markdown(result: BenchResult) -> str:
         if row.category == ALL:
             lines.append(f"| {row.method} | {_ratio(row.cpu_speedup)} | {_percent(row.cpu_overhead)} "
                          f"| {_ratio(row.cpu_vs_hf)} |")
+    app = [row for row in result.rows if row.category == ALL and row.engine_method]
+    if app:
+        lines += ["", "### The app's code path against the library", "",
+                  "The same runs in the decoder process the app uses (`specviz/decoder_process.py`), streamed back and "
+                  "rebuilt as the Generate page does, over the library's own run of the same drafter and γ in this "
+                  "process; medians over repeats of the ratio, app over library.", "",
+                  "| method | library method | tokens/s | verify time per iteration | draft time per iteration |",
+                  "| --- | --- | --- | --- | --- |"]
+        lines += [f"| {row.method} | {row.engine_method} | {_ratio(row.vs_engine)} | {_ratio(row.verify_vs_engine)} "
+                  f"| {_ratio(row.draft_vs_engine)} |" for row in app]
     lines += ["", "### Targets (judged on wall-clock time; CPU time in brackets)", ""]
     for t in result.targets:
         mark = "met" if t.met else "MISSED"

@@ -35,6 +35,8 @@ class RunRecord:
     evaluated: int | None = None
     iterations: int | None = None
     c: float | None = None
+    draft_seconds: float | None = None    # engine and app: summed over the run's iterations
+    verify_seconds: float | None = None
 
 
 def measure(methods: list[Method], prompts: list[BenchPrompt], repeats: int, warmup: int,
@@ -66,7 +68,8 @@ def _timed(method: Method, prompt: BenchPrompt, repeat: int) -> tuple[RunRecord,
     out = method.run(prompt)
     memory = peak_mb(device, method.models, out.prompt_tokens + len(out.ids) + (method.spec.gamma or 0))
     return RunRecord(method.spec.name, prompt.id, prompt.category, repeat, len(out.ids), out.seconds, out.cpu_seconds,
-                     None, None, memory, out.accepted, out.evaluated, out.iterations, out.c), out.ids
+                     None, None, memory, out.accepted, out.evaluated, out.iterations, out.c, out.draft_seconds,
+                     out.verify_seconds), out.ids
 
 
 def _check(record: RunRecord, ids: list[int], reference: list[int]) -> None:

@@ -1,5 +1,6 @@
-"""What the benchmark times: the engine (baseline and speculative, recording on and off) and
-transformers' own `generate` as the outside reference, each behind one `run(prompt)` call.
+"""What the benchmark times: the engine (baseline and speculative, recording on and off), the
+app's code path (the same runs in the decoder process the app uses) and transformers' own
+`generate` as the outside reference, each behind one `run(prompt)` call.
 
 Every method decodes the same prompt ids with the same max_new_tokens; the engine's baseline
 (drafter None) is the reference all greedy outputs must equal.
@@ -15,16 +16,18 @@ import torch
 
 from specviz.bench.prompts import BenchPrompt
 from specviz.decoder import generate
+from specviz.decoder_process import DecoderProcess, ModelSpec, follow_trace, trace_stream
 from specviz.device import Clock
 from specviz.drafters.base import Drafter
 from specviz.models import LoadedModel
 from specviz.settings import DecodeSettings
+from specviz.trace import Trace
 
 
 @dataclass(frozen=True)
 class MethodSpec:
     name: str              # e.g. "engine ngram γ=4 rec on"
-    family: str            # "engine" | "hf"
+    family: str            # "engine" | "app" | "hf"
     drafter: str           # "none", "ngram", "model", or a trained drafter's kind
     gamma: int | None = None
     record: bool | None = None   # engine only: trace recording on / off
@@ -40,6 +43,8 @@ class Outcome:
     evaluated: int | None = None     # engine only: draft positions whose test decided something
     iterations: int | None = None
     c: float | None = None           # engine only: measured drafter step / target step
+    draft_seconds: float | None = None   # engine and app: summed over iterations
+    verify_seconds: float | None = None
 
 
 @dataclass
@@ -64,13 +69,35 @@ def engine_method(target: LoadedModel, drafter: Drafter | None, kind: str, setti
     def run(prompt: BenchPrompt) -> Outcome:
         start, cpu = clock.now(), time.process_time()
         trace = generate(target, drafter, prompt.text, settings, chat=chat)
-        seconds, cpu = clock.now() - start, time.process_time() - cpu
-        its = trace.iterations
-        return Outcome(list(trace.generated_ids), seconds, cpu, len(trace.prompt_ids),
-                       accepted=sum(it.accepted for it in its), evaluated=sum(it.evaluated for it in its),
-                       iterations=len(its), c=trace.summary().c)
+        return _outcome(trace, clock.now() - start, time.process_time() - cpu)
 
     return Method(spec, run, (target, *models))
+
+
+def app_method(process: DecoderProcess, models: ModelSpec, target: LoadedModel, settings: DecodeSettings,
+               chat: bool = True) -> Method:
+    """The app's code path: the run in the decoder process, its trace rebuilt from the stream as the
+    Generate page does, timed from the request to the rebuilt trace. CPU time is the decoder
+    process's (on Linux; else the wall clock). `target` is that process's target, for the memory column."""
+    spec = MethodSpec(f"app {models.drafter} γ={settings.gamma}", "app", models.drafter, settings.gamma, True)
+    clock = Clock(target.device)
+
+    def run(prompt: BenchPrompt) -> Outcome:
+        with process.lock:
+            start, cpu = clock.now(), process.cpu_seconds()
+            *_, trace = follow_trace(process.request(models, trace_stream, prompt.text, settings, chat))
+            seconds, used = clock.now() - start, process.cpu_seconds()
+        return _outcome(trace, seconds, used - cpu if used is not None and cpu is not None else seconds)
+
+    return Method(spec, run, (target,))
+
+
+def _outcome(trace: Trace, seconds: float, cpu: float) -> Outcome:
+    its, summary = trace.iterations, trace.summary()
+    return Outcome(list(trace.generated_ids), seconds, cpu, len(trace.prompt_ids),
+                   accepted=sum(it.accepted for it in its), evaluated=sum(it.evaluated for it in its),
+                   iterations=len(its), c=summary.c, draft_seconds=summary.draft_time,
+                   verify_seconds=summary.verify_time)
 
 
 def hf_method(target: LoadedModel, kind: str, settings: DecodeSettings, chat: bool = True,

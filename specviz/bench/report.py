@@ -22,6 +22,7 @@ VERSION = 1
 ALL = "all"
 OVERHEAD_GOAL = 0.05
 HF_GOAL = 1.0
+APP_GOAL = 0.10   # the app's code path within 10% of the library's: tokens/s, verify and draft per iteration
 COPY_SPEEDUP_GOAL = 1.5
 
 
@@ -54,6 +55,10 @@ class Row:
     cpu_vs_hf: Spread | None
     memory_mb: float | None
     failures: int
+    engine_method: str | None = None  # app rows: the library's run of the same drafter and γ
+    vs_engine: Spread | None = None   # app tokens/s over the library's
+    verify_vs_engine: Spread | None = None   # app verify time per iteration over the library's
+    draft_vs_engine: Spread | None = None    # the same for draft time
 
 
 @dataclass
@@ -99,6 +104,7 @@ def _row(spec: MethodSpec, specs: list[MethodSpec], runs: list[RunRecord], group
     cs = [r.c for r in good if r.c is not None]
     twin = _twin(spec, specs)
     hf = _hf_counterpart(spec, specs)
+    engine = _engine_counterpart(spec, specs)
     return Row(
         spec.name, spec.family, spec.drafter, spec.gamma, spec.record, group, len(good),
         tokens_per_s=_spread([_rate(rs) for rs in _by_repeat(good).values()]),
@@ -113,7 +119,11 @@ def _row(spec: MethodSpec, specs: list[MethodSpec], runs: list[RunRecord], group
         cpu_overhead=_overhead(runs, spec.name, twin.name, group, cpu=True) if twin else None,
         cpu_vs_hf=_paired(runs, spec.name, hf.name, group, cpu=True) if hf else None,
         memory_mb=max((r.memory_mb for r in good), default=None),
-        failures=len(mine) - len(good))
+        failures=len(mine) - len(good),
+        engine_method=engine.name if engine else None,
+        vs_engine=_paired(runs, spec.name, engine.name, group) if engine else None,
+        verify_vs_engine=_per_iteration(runs, spec.name, engine.name, group, "verify_seconds") if engine else None,
+        draft_vs_engine=_per_iteration(runs, spec.name, engine.name, group, "draft_seconds") if engine else None)
 
 
 def _twin(spec: MethodSpec, specs: list[MethodSpec]) -> MethodSpec | None:
@@ -129,6 +139,14 @@ def _hf_counterpart(spec: MethodSpec, specs: list[MethodSpec]) -> MethodSpec | N
     if spec.family != "engine":
         return None
     return next((s for s in specs if s.family == "hf" and s.drafter == spec.drafter and s.gamma == spec.gamma), None)
+
+
+def _engine_counterpart(spec: MethodSpec, specs: list[MethodSpec]) -> MethodSpec | None:
+    """The library's run (recording on) of an app row's drafter and γ."""
+    if spec.family != "app":
+        return None
+    return next((s for s in specs if s.family == "engine" and s.drafter == spec.drafter and s.gamma == spec.gamma
+                 and s.record), None)
 
 
 def _by_repeat(runs: list[RunRecord]) -> dict[int, list[RunRecord]]:
@@ -158,6 +176,14 @@ def _paired(runs: list[RunRecord], a: str, b: str, group: str, cpu: bool = False
     return _spread([_rate(x, cpu) / _rate(y, cpu) for x, y in _pairs(runs, a, b, group)])
 
 
+def _per_iteration(runs: list[RunRecord], a: str, b: str, group: str, phase: str) -> Spread | None:
+    """Median over repeats of a's mean `phase` time per iteration over b's."""
+    def mean(rs: list[RunRecord]) -> float:
+        return sum(getattr(r, phase) or 0.0 for r in rs) / max(1, sum(r.iterations or 0 for r in rs))
+    ratios = [mean(x) / mean(y) for x, y in _pairs(runs, a, b, group) if mean(y) > 0]
+    return _spread(ratios)
+
+
 def _overhead(runs: list[RunRecord], on: str, off: str, group: str, cpu: bool = False) -> Spread | None:
     """Median over repeats of (time with recording) / (time without) - 1, tokens being equal."""
     return _spread([_rate(y, cpu) / _rate(x, cpu) - 1 for x, y in _pairs(runs, on, off, group)])
@@ -178,6 +204,16 @@ def _targets(rows: list[Row]) -> list[Target]:
             value = row.vs_hf.median
             targets.append(Target(f"{row.method} vs {row.hf_method} (all prompts)", value,
                                   _median(row.cpu_vs_hf), f"≥ {HF_GOAL:.1f}", value >= HF_GOAL))
+        if row.category == ALL and row.vs_engine is not None:
+            for what, spread, low_is_good in (("tokens/s", row.vs_engine, False),
+                                               ("verify time per iteration", row.verify_vs_engine, True),
+                                               ("draft time per iteration", row.draft_vs_engine, True)):
+                if spread is None:
+                    continue
+                met = spread.median <= 1 + APP_GOAL if low_is_good else spread.median >= 1 - APP_GOAL
+                goal = f"≤ {1 + APP_GOAL:.2f}" if low_is_good else f"≥ {1 - APP_GOAL:.2f}"
+                targets.append(Target(f"{row.method} vs {row.engine_method}, {what} (all prompts)", spread.median,
+                                      None, goal, met))
         if row.category == "copy" and row.drafter == "ngram" and row.record and row.speedup is not None:
             value = row.speedup.median
             targets.append(Target(f"{row.method} speedup on copy-heavy prompts", value,
