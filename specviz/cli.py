@@ -29,6 +29,9 @@ def add_generate_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--trace", metavar="PATH", help="save the trace as JSON here")
     parser.add_argument("--compare-baseline", action="store_true",
                         help="also run the target alone and report the speedup")
+    parser.add_argument("--threads", type=int, default=None,
+                        help="torch CPU threads (default: torch's own choice; the app's decoder uses every core "
+                             "but one)")
     add_print_arguments(parser)
 
 
@@ -78,11 +81,17 @@ def settings_from_args(args: argparse.Namespace) -> DecodeSettings:
 
 
 def run_generate(args: argparse.Namespace) -> None:
+    import torch
+
     from specviz.decoder import generate
     from specviz.drafters import build_drafter
     from specviz.models import EMBEDDED, load_model
 
     settings = settings_from_args(args)
+    if args.threads is not None:
+        if args.threads < 1:
+            raise SpecvizError(f"--threads must be >= 1, got {args.threads}")
+        torch.set_num_threads(args.threads)
     target = load_model(args.target, device=args.device, dtype=args.dtype,
                         trust_remote_code=args.trust_remote_code)
     kind = args.drafter or ("eagle" if args.target in (None, EMBEDDED) else "ngram")
@@ -114,6 +123,8 @@ def print_trace(trace, args: argparse.Namespace) -> None:
     alpha = f"{s.alpha:.3f}" if s.alpha is not None else "n/a"
     print(f"{s.tokens} tokens in {s.iterations} iterations, {s.wall_time:.2f} s, {s.tokens_per_s:.1f} tokens/s; "
           f"alpha {alpha}, accepted length {s.accepted_length:.2f} tokens/iteration")
+    if trace.threads:
+        print(f"measured on {trace.device} ({trace.dtype}) with {trace.threads} torch thread(s)")
 
 
 def add_show_arguments(parser: argparse.ArgumentParser) -> None:
