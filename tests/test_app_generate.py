@@ -35,6 +35,9 @@ def test_generation_streams_text_and_numbers(generated):
     assert metrics["measured speedup over the target alone"].endswith("×")
     assert at.session_state["baseline"].drafter == "none (baseline)"
     assert len(at.get("plotly_chart")) == 1  # the timeline
+    assert trace.threads >= 1 and any(c.value == f"Measured on cpu (float32) with {trace.threads} torch thread"
+                                      f"{'s' if trace.threads > 1 else ''}; no other run was queued ahead."
+                                      for c in at.caption)
     assert "Showing: last run" in at.sidebar.caption[-1].value
 
 

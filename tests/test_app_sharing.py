@@ -54,6 +54,10 @@ def test_a_run_waits_for_the_lock(session):
     at.button(key="generate").click().run()
     releaser.join()
     assert time.monotonic() - started >= 1.5
-    assert not at.exception and at.session_state["trace"].generated_ids
+    trace = at.session_state["trace"]
+    assert not at.exception and trace.generated_ids
+    assert trace.waited >= 1.4 and trace.wall_time < trace.waited  # the wait is shown, not timed
+    assert any(f"waited {trace.waited:.1f} s for other visitors' runs first, not counted in the times" in c.value
+               for c in at.caption)
     assert lock.acquire(blocking=False)  # released again after the run
     lock.release()

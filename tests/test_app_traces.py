@@ -71,6 +71,9 @@ def test_gamma_sweep_and_spec_grid(tiny_pair):
     assert not app.exception and not app.error
     assert [p.gamma for p in app.session_state["sweep"]] == [0, 1, 3]
     assert len(app.get("plotly_chart")) == 4  # sweep + three from the trace
+    threads = app.session_state["sweep"][0].threads
+    assert threads >= 1 and any(c.value.startswith(f"Measured on cpu with {threads} torch thread") and
+                                "no other run was queued ahead" in c.value for c in app.caption)
     app.checkbox(key="show_shipped_benchmark").check().run()
     assert not app.exception and not app.error
     names = [trace.get("name") for trace in json.loads(app.get("plotly_chart")[0].proto.spec)["data"]]

@@ -1,14 +1,17 @@
 """End to end in a real browser: Debian's chromium, driven by Playwright, against `streamlit run app.py`.
 
 Screenshots go to test-output/, with first-token-seconds.txt: the time from starting the server, and
-from pressing Generate, to the first generated token on the page.
+from pressing Generate, to the first generated token on the page, and app-timing.txt: the app's
+verify and draft times per iteration against the library's for the same run.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import socket
+import statistics
 import subprocess
 import sys
 import time
@@ -129,3 +132,53 @@ def test_generate_inspect_speedup(app_url):
     (OUT / "first-token-seconds.txt").write_text(
         f"server start to first token: {first_token - started:.1f} s\n"
         f"click to first token: {first_token - clicked:.1f} s\n")
+
+
+def test_the_app_times_a_run_as_the_library_does(app_url, embedded):
+    """The app's measured verify and draft times per iteration, through the real server, within 1.5x
+    of the library's for the same seeded run at the same torch thread count (loose: a regression
+    check, not a benchmark; `python -m specviz bench` keeps the exact figures). With the decoder in
+    the server's process they were 4x and 15x (file watcher on), 1.0x and 3.8x (watcher off)."""
+    import torch
+    from playwright.sync_api import sync_playwright
+
+    from specviz import DecodeSettings, generate, trace_from_dict
+    from specviz.drafters import build_drafter
+
+    url, _ = app_url
+    OUT.mkdir(exist_ok=True)
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        page = browser.new_page(viewport={"width": 1280, "height": 1600})
+        page.goto(url)
+        settle(page)
+        for _ in range(2):  # the defaults: EAGLE head, lossless sampling at T 0.5, γ 4, seed 0, 48 tokens
+            page.get_by_role("button", name="Generate").click()
+            page.wait_for_selector("[data-test-script-state='running']")
+            settle(page)
+        open_page(page, "Traces", "Traces")
+        with page.expect_download() as download:
+            page.get_by_role("button", name="Download the trace (JSON)").click()
+        app = trace_from_dict(json.loads(Path(download.value.path()).read_text()))
+        browser.close()
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(app.threads)
+    try:
+        drafter = build_drafter("eagle", embedded)
+        generate(embedded, drafter, "Hello", DecodeSettings(temperature=0.0, max_new_tokens=4, record=False))
+        library = generate(embedded, drafter, app.prompt, app.settings)
+    finally:
+        torch.set_num_threads(threads)
+    assert app.generated_ids == library.generated_ids  # the same run
+
+    def median(trace, phase: str) -> float:
+        return statistics.median(getattr(it, phase) for it in trace.iterations)
+
+    verify, draft = (median(app, f) / median(library, f) for f in ("verify_time", "draft_time"))
+    (OUT / "app-timing.txt").write_text(
+        f"{len(app.iterations)} iterations, {app.threads} torch thread(s): median verify app "
+        f"{median(app, 'verify_time') * 1000:.1f} ms, library {median(library, 'verify_time') * 1000:.1f} ms "
+        f"({verify:.2f}x); median draft app {median(app, 'draft_time') * 1000:.1f} ms, library "
+        f"{median(library, 'draft_time') * 1000:.1f} ms ({draft:.2f}x)\n")
+    assert verify <= 1.5 and draft <= 1.5, (OUT / "app-timing.txt").read_text()

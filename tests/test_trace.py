@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
+import torch
 
 from specviz import DecodeSettings, SpecvizError, generate, load_model, load_trace, trace_from_dict
 from specviz.drafters import DraftModelDrafter
@@ -64,6 +65,14 @@ def test_json_round_trip(trace, tmp_path):
     loaded = load_trace(path)
     assert loaded == trace
     assert loaded.summary() == trace.summary()
+    assert loaded.threads == torch.get_num_threads() and loaded.waited == 0.0
+
+
+def test_traces_saved_before_threads_and_waiting_were_recorded_load(trace):
+    data = trace.to_dict()
+    del data["threads"], data["waited"]
+    loaded = trace_from_dict(data)
+    assert (loaded.threads, loaded.waited) == (0, 0.0) and loaded.iterations == trace.iterations
 
 
 def test_data_frames(trace):
