@@ -16,6 +16,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -78,16 +79,26 @@ def open_page(page, link: str, title: str) -> None:
     settle(page, title)
 
 
-def test_generate_inspect_speedup(app_url):
-    from playwright.sync_api import expect, sync_playwright
+@contextmanager
+def app_page(url: str, height: int):
+    """Chromium showing the app's first page, settled; closed afterwards."""
+    from playwright.sync_api import sync_playwright
 
-    url, started = app_url
     OUT.mkdir(exist_ok=True)
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        page = browser.new_page(viewport={"width": 1280, "height": 2200})
+        page = browser.new_page(viewport={"width": 1280, "height": height})
         page.goto(url)
         settle(page)
+        yield page
+        browser.close()
+
+
+def test_generate_inspect_speedup(app_url):
+    from playwright.sync_api import expect
+
+    url, started = app_url
+    with app_page(url, 2200) as page:
         slider = page.locator("input[aria-label='Max new tokens']")
         slider.focus()
         slider.press("Home")
@@ -128,7 +139,6 @@ def test_generate_inspect_speedup(app_url):
         page.get_by_text("Stopped: the trace holds").wait_for(timeout=120_000)
         settle(page)
         page.screenshot(path=OUT / "stopped.png", full_page=True)
-        browser.close()
     (OUT / "first-token-seconds.txt").write_text(
         f"server start to first token: {first_token - started:.1f} s\n"
         f"click to first token: {first_token - clicked:.1f} s\n")
@@ -140,18 +150,12 @@ def test_the_app_times_a_run_as_the_library_does(app_url, embedded):
     check, not a benchmark; `python -m specviz bench` keeps the exact figures). With the decoder in
     the server's process they were 4x and 15x (file watcher on), 1.0x and 3.8x (watcher off)."""
     import torch
-    from playwright.sync_api import sync_playwright
 
     from specviz import DecodeSettings, generate, trace_from_dict
     from specviz.drafters import build_drafter
 
     url, _ = app_url
-    OUT.mkdir(exist_ok=True)
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        page = browser.new_page(viewport={"width": 1280, "height": 1600})
-        page.goto(url)
-        settle(page)
+    with app_page(url, 1600) as page:
         for _ in range(2):  # the defaults: EAGLE head, lossless sampling at T 0.5, γ 4, seed 0, 48 tokens
             page.get_by_role("button", name="Generate").click()
             page.wait_for_selector("[data-test-script-state='running']")
@@ -160,7 +164,6 @@ def test_the_app_times_a_run_as_the_library_does(app_url, embedded):
         with page.expect_download() as download:
             page.get_by_role("button", name="Download the trace (JSON)").click()
         app = trace_from_dict(json.loads(Path(download.value.path()).read_text()))
-        browser.close()
 
     threads = torch.get_num_threads()
     torch.set_num_threads(app.threads)
