@@ -37,6 +37,9 @@ outcome = "no token (stopped at EOS or the token budget)" if final is None else 
 st.subheader(f"Iteration {it.index}: drafted {it.drafted}, accepted {it.accepted}, then {outcome}")
 st.caption(f"rule: {trace.settings.rule}  ·  draft {it.draft_time * 1000:.1f} ms  ·  verify "
            f"{it.verify_time * 1000:.1f} ms  ·  sample {it.sample_time * 1000:.1f} ms")
+if it.unsure:
+    st.caption(f"The drafter stopped after {it.drafted} of γ = {trace.settings.gamma}: its most likely next token "
+               f"had probability below {trace.settings.draft_confidence:.2f} (the confidence stop).")
 
 if it.drafts:
     st.plotly_chart(charts.acceptance_test(it), key="acceptance")

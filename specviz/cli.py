@@ -65,6 +65,9 @@ def add_decode_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--max-new-tokens", type=int, default=d.max_new_tokens, help="tokens to generate at most")
     parser.add_argument("--top-k-record", type=int, default=d.record_top_k, dest="record_top_k",
                         help="top tokens of p, q and the residual kept in the trace (default 10)")
+    parser.add_argument("--draft-confidence", type=float, default=d.draft_confidence,
+                        help="stop drafting before a position whose most likely draft token has probability "
+                             "below this, so gamma is a maximum (0 = off, the default)")
     parser.add_argument("--first-target", action="store_true",
                         help="let the target produce the first token before drafting starts")
     parser.add_argument("--target-latency-ms", type=float, default=0.0,
@@ -77,7 +80,8 @@ def settings_from_args(args: argparse.Namespace) -> DecodeSettings:
         gamma=args.gamma, verify=args.verify, temperature=args.temperature, top_k=args.top_k,
         top_p=args.top_p, beta=args.beta, tau=args.tau, seed=args.seed,
         max_new_tokens=args.max_new_tokens, record_top_k=args.record_top_k,
-        first_target=args.first_target, target_latency_ms=args.target_latency_ms)
+        first_target=args.first_target, target_latency_ms=args.target_latency_ms,
+        draft_confidence=args.draft_confidence)
 
 
 def run_generate(args: argparse.Namespace) -> None:

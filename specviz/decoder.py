@@ -6,8 +6,8 @@ loop ends (or is stopped early: the trace then holds what was decided so far). W
 every iteration is one plain target step, so the autoregressive baseline produces records of the
 same shape.
 
-A drafter that reads the target's features (an EAGLE head) has an `observe(hidden)` method: the
-loop then asks the target for its last hidden states along with the logits it computes anyway,
+A drafter that reads the target's features (an EAGLE head, `reads_features`) gets them through
+`observe(hidden)`: the loop asks the target for its last hidden states along with the logits it computes anyway,
 and hands over those of every committed position whose feature is known: the prompt's before
 the first draft (the prefill that the first verification would have run), then after each
 iteration the position before the drafts and each emitted draft. The feature of the iteration's
@@ -39,8 +39,8 @@ class Run:
         self.drafter = drafter
         self.settings = settings
         self.lm = CachedLM(target, use_cache=use_cache, latency_ms=settings.target_latency_ms)
-        self.vocab = getattr(drafter, "vocab", None) or target.vocab_size
-        self.observe = getattr(drafter, "observe", None)
+        self.vocab = drafter.vocab if drafter is not None else target.vocab_size
+        self.observe = drafter.observe if drafter is not None and drafter.reads_features else None
         self.warper = Warper(settings)
         self.clock = Clock(target.device)
         self.generator = torch.Generator(device=target.device).manual_seed(settings.seed)
@@ -81,7 +81,7 @@ class Run:
         if self.drafter is None or gamma == 0 or (s.first_target and index == 0):
             draft = empty_draft(self.vocab, self.target.device)
         else:
-            draft = self.drafter.propose(generated, gamma, self.warper, self.generator)
+            draft = self.drafter.propose(generated, gamma, self.warper, self.generator, s.draft_confidence)
         t1 = self.clock.now()
         drafted = draft.tokens.tolist()
         if self.observe is None:
@@ -103,7 +103,7 @@ class Run:
         t3 = self.clock.now()
         iteration = Iteration(index=index, drafted=len(drafted), accepted=verdict.accepted,
                               emitted_ids=emitted, draft_time=t1 - t0, verify_time=t2 - t1,
-                              sample_time=t3 - t2, draft_calls=draft.calls)
+                              sample_time=t3 - t2, draft_calls=draft.calls, unsure=draft.unsure)
         return record_iteration(iteration, p, draft, verdict, s, self.token_text)
 
     def _emitted(self, accepted: list[int], verdict: verification.Verdict, budget: int) -> list[int]:

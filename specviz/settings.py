@@ -17,8 +17,10 @@ class DecodeSettings:
     verify: "sampling" is lossless speculative sampling (Leviathan et al., Algorithm 1),
     "greedy" accepts while the draft equals the target's argmax (Petals), "spec" is SpecDec's
     Spec-Verification with `beta` and `tau` (Xia et al., eq. 8-9). Temperature 0 turns
-    "sampling" into "greedy". The greedy rules draft with argmax and record p and q at
-    temperature 1, so the pictures still show the models' beliefs.
+    "sampling" into "greedy". With `draft_confidence` > 0 a drafter stops before a position whose
+    most likely token has probability below it, so γ becomes a maximum (llama.cpp's p_min). The
+    greedy rules draft with argmax and record p and q at temperature 1, so the pictures still show
+    the models' beliefs.
     """
 
     gamma: int = 4
@@ -34,6 +36,7 @@ class DecodeSettings:
     record_top_k: int = 10
     first_target: bool = False
     target_latency_ms: float = 0.0
+    draft_confidence: float = 0.0
 
     def __post_init__(self) -> None:
         checks = [
@@ -47,6 +50,7 @@ class DecodeSettings:
             (self.max_new_tokens >= 1, f"max_new_tokens must be >= 1, got {self.max_new_tokens}"),
             (self.record_top_k >= 1, f"record_top_k must be >= 1, got {self.record_top_k}"),
             (self.target_latency_ms >= 0, f"target_latency_ms must be >= 0, got {self.target_latency_ms}"),
+            (0 <= self.draft_confidence < 1, f"draft_confidence must be in [0, 1), got {self.draft_confidence}"),
         ]
         for ok, message in checks:
             if not ok:

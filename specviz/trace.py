@@ -7,7 +7,8 @@ Schema (version 1), top level:
   queued behind other runs before it started: not part of wall_time; both added in version 1, a
   file without them loads with 0).
 Iteration: index, drafted, accepted, emitted_ids, drafts [DraftStep], final FinalToken | null,
-  draft_time, verify_time, sample_time, draft_calls (seconds; drafter forward passes).
+  draft_time, verify_time, sample_time, draft_calls (seconds; drafter forward passes), unsure
+  (the drafter stopped before γ: its most likely token fell below settings.draft_confidence).
 DraftStep: position (1-based), token_id, token, q, p, ratio, u, verdict
   ("accepted" | "rejected" | "unverified"), rule, beta = Σ min(p, q), p_top, q_top,
   residual_top, residual_mass (mass of max(0, p - q) before normalising; rejected position only).
@@ -78,6 +79,7 @@ class Iteration:
     verify_time: float = 0.0
     sample_time: float = 0.0
     draft_calls: int = 0
+    unsure: bool = False
 
     @property
     def evaluated(self) -> int:

@@ -135,7 +135,7 @@ def test_generate_inspect_speedup(app_url):
         open_page(page, "Generate", "Generate")
         page.get_by_role("button", name="Generate").click()
         page.wait_for_selector("[data-test-script-state='running']")
-        page.get_by_role("button", name="Stop").click()
+        page.get_by_role("button", name="Stop", exact=True).click()
         page.get_by_text("Stopped: the trace holds").wait_for(timeout=120_000)
         settle(page)
         page.screenshot(path=OUT / "stopped.png", full_page=True)

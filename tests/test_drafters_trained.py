@@ -77,15 +77,19 @@ def test_proposals_are_distributions_over_the_full_vocabulary(embedded, drafters
 
 
 @pytest.mark.parametrize("kind", KINDS)
-@pytest.mark.parametrize("gamma", [1, 4])
-def test_trained_drafters_reproduce_target_greedy(embedded, drafters, references, kind, gamma):
-    accepted = 0
+@pytest.mark.parametrize("gamma, confidence", [(1, 0.0), (4, 0.0), (8, 0.6)])
+def test_trained_drafters_reproduce_target_greedy(embedded, drafters, references, kind, gamma, confidence):
+    accepted, unsure = 0, []
     for prompt in PROMPTS:
-        settings = DecodeSettings(gamma=gamma, temperature=0, max_new_tokens=NEW_TOKENS, first_target=gamma == 1)
+        settings = DecodeSettings(gamma=gamma, temperature=0, max_new_tokens=NEW_TOKENS, first_target=gamma == 1,
+                                  draft_confidence=confidence)
         trace = generate(embedded, drafters[kind], prompt, settings)
         assert trace.generated_ids == references[prompt]
         accepted += sum(it.accepted for it in trace.iterations)
+        unsure += [it for it in trace.iterations if it.unsure]
     assert accepted > 0
+    if confidence:  # the stop happened, and only where the drafter had drafted fewer than γ
+        assert unsure and all(it.drafted < gamma for it in unsure)
 
 
 @pytest.mark.parametrize("kind", KINDS)

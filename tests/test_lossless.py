@@ -15,7 +15,8 @@ import torch
 from scipy.stats import chisquare
 
 from specviz import DecodeSettings, generate, load_model, verification
-from specviz.drafters import DraftModelDrafter, NgramDrafter
+from specviz.drafters import DraftModelDrafter, NgramDrafter, draft_model
+from specviz.drafters.base import Draft
 from specviz.warpers import Warper
 
 PROMPT = "w1 w2 w3"
@@ -112,5 +113,47 @@ def test_verifier_without_residual_is_caught(target_without_eos, monkeypatch):
     monkeypatch.setattr(verification, "lossless", no_residual)
     target, drafter = target_without_eos
     settings = SETTINGS[0]
+    exact = exact_two_tokens(target, settings)
+    assert chi_square_p_value(exact, sampled_two_tokens(target, DraftModelDrafter(drafter), settings)) < 1e-6
+
+
+def confident(threshold: float) -> DecodeSettings:
+    return DecodeSettings(gamma=3, temperature=1.0, max_new_tokens=2, record=False, draft_confidence=threshold)
+
+
+def test_confidence_stop_is_lossless(target_without_eos):
+    """The stop reads max q before drawing, so every kept draft is a draw from its q. At 0.25 the
+    tiny drafter stops in about a quarter of the iterations and drafts in the rest."""
+    target, drafter = target_without_eos
+    settings = confident(0.25)
+    its = [it for seed in range(50) for it in generate(
+        target, DraftModelDrafter(drafter), PROMPT, DecodeSettings(**{**settings.to_dict(), "seed": seed})).iterations]
+    assert any(it.unsure for it in its) and any(it.drafted and not it.unsure for it in its)
+    exact = exact_two_tokens(target, settings)
+    assert chi_square_p_value(exact, sampled_two_tokens(target, DraftModelDrafter(drafter), settings)) > 1e-3
+
+
+def test_a_stop_on_the_drawn_tokens_own_q_is_caught(target_without_eos, monkeypatch):
+    """Dropping x̃ because q(x̃) is small keeps only confident draws: they no longer follow the q
+    of the ratio p/q, and the output drifts from p."""
+
+    def biased(logits, step, gamma, warper, generator, confidence):
+        tokens, qs = [], []
+        for i in range(gamma):
+            q = warper.probs(logits)
+            token = warper.pick(q, generator)
+            if q[token] < confidence:
+                break
+            tokens.append(token)
+            qs.append(q)
+            if i + 1 < gamma:
+                logits = step(token)
+        if not tokens:
+            return Draft(torch.empty(0, dtype=torch.long), torch.empty(0, logits.shape[-1]))
+        return Draft(torch.stack(tokens), torch.stack(qs))
+
+    monkeypatch.setattr(draft_model, "draft_loop", biased)
+    target, drafter = target_without_eos
+    settings = confident(0.15)
     exact = exact_two_tokens(target, settings)
     assert chi_square_p_value(exact, sampled_two_tokens(target, DraftModelDrafter(drafter), settings)) < 1e-6

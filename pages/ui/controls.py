@@ -28,7 +28,8 @@ RULES = {"sampling": "lossless sampling", "greedy": "greedy (argmax match)", "sp
 
 DEFAULTS = {
     "pair": EMBEDDED_PAIR, "custom_target": "", "custom_drafter": "", "drafter": "eagle", "gamma": 4,
-    "verify": "sampling", "beta": 3, "tau": 1.0, "temperature": 0.5, "top_k": 0, "top_p": 1.0, "seed": 0,
+    "draft_confidence": 0.0, "verify": "sampling", "beta": 3, "tau": 1.0, "temperature": 0.5, "top_k": 0,
+    "top_p": 1.0, "seed": 0,
     "max_new_tokens": 48, "target_latency_ms": 0, "prompt_choice": next(iter(PROMPTS)),
     "prompt": next(iter(PROMPTS.values())),
 }
@@ -73,6 +74,9 @@ def sidebar(page: str) -> None:
                      help="eagle / tiny: drafters trained on the embedded target (the Draft model field: a weights "
                      "file); ngram: prompt lookup; model: the pair's small LM; none: the target alone")
         st.slider("γ: tokens drafted per iteration", 1, 16, key="gamma")
+        st.slider("Stop drafting when the drafter is unsure: max q below", 0.0, 0.95, step=0.05,
+                  key="draft_confidence", help="0 = off. The drafter stops before a position whose most likely "
+                  "token has probability below this, so γ becomes a maximum (llama.cpp's p_min).")
         st.radio("Verification", list(RULES), format_func=RULES.get, key="verify")
         if st.session_state.verify == "spec":
             st.number_input("β: draft must be in the target's top-β", 1, 10, key="beta")
@@ -95,7 +99,8 @@ def sidebar(page: str) -> None:
 def settings() -> DecodeSettings:
     """DecodeSettings from the sidebar; raises SpecvizError for invalid values."""
     s = st.session_state
-    return DecodeSettings(gamma=int(s.gamma), verify=s.verify, temperature=float(s.temperature), top_k=int(s.top_k),
+    return DecodeSettings(gamma=int(s.gamma), draft_confidence=float(s.draft_confidence), verify=s.verify,
+                          temperature=float(s.temperature), top_k=int(s.top_k),
                           top_p=float(s.top_p), beta=int(s.beta), tau=float(s.tau), seed=int(s.seed),
                           max_new_tokens=int(s.max_new_tokens), target_latency_ms=float(s.target_latency_ms))
 

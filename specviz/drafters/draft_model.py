@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import torch
 
-from specviz.drafters.base import Draft
+from specviz.drafters.base import Draft, Drafter, draft_loop
 from specviz.kv_cache import CachedLM
 from specviz.models import LoadedModel
 from specviz.warpers import Warper
 
 
-class DraftModelDrafter:
+class DraftModelDrafter(Drafter):
     """Runs the small model γ times autoregressively: qᵢ = M_q(prefix, x̃₁..x̃ᵢ₋₁), x̃ᵢ ~ qᵢ."""
 
     def __init__(self, loaded: LoadedModel, vocab: int | None = None, use_cache: bool = True):
@@ -22,14 +22,12 @@ class DraftModelDrafter:
     def begin(self, prompt_ids: list[int]) -> None:
         self.start = self.lm.start(prompt_ids)
 
-    def propose(self, generated: list[int], gamma: int, warper: Warper,
-                generator: torch.Generator) -> Draft:
+    def propose(self, generated: list[int], gamma: int, warper: Warper, generator: torch.Generator,
+                confidence: float = 0.0) -> Draft:
         seq = self.start + generated
-        tokens, qs = [], []
-        for _ in range(gamma):
-            q = warper.probs(self.lm.logits(seq)[0, : self.vocab])
-            token = warper.pick(q, generator)
-            qs.append(q)
-            tokens.append(token)
-            seq = seq + [int(token)]
-        return Draft(torch.stack(tokens), torch.stack(qs), calls=gamma)
+
+        def step(token: torch.Tensor) -> torch.Tensor:
+            seq.append(int(token))
+            return self.lm.logits(seq)[0, : self.vocab]
+
+        return draft_loop(self.lm.logits(seq)[0, : self.vocab], step, gamma, warper, generator, confidence)

@@ -20,7 +20,7 @@ from pathlib import Path
 import torch
 from torch import nn
 
-from specviz.drafters.base import Draft, empty_draft
+from specviz.drafters.base import Draft, Drafter, draft_loop, empty_draft
 from specviz.drafters.layers import KV, Block, BlockConfig, RMSNorm, crop, head_rows, pack_head, spread
 from specviz.drafters.weights import DRAFTERS_DIR, load_weights
 from specviz.errors import SpecvizError
@@ -72,13 +72,15 @@ class EagleHead(nn.Module):
         return self.shared[1](predicted)
 
 
-class EagleDrafter:
+class EagleDrafter(Drafter):
     """Drafts with an `EagleHead` on the features the decoder hands over through `observe`."""
 
-    def __init__(self, head: EagleHead, vocab_size: int, name: str = "EAGLE head"):
+    reads_features = True
+
+    def __init__(self, head: EagleHead, vocab: int, name: str = "EAGLE head"):
         self.name = name
         self.head = head.eval()
-        self.vocab_size = vocab_size
+        self.vocab = vocab
         p = next(head.parameters())
         self.device, self.dtype = p.device, p.dtype
         self.prompt: list[int] = []
@@ -94,13 +96,14 @@ class EagleDrafter:
         self.features.append(hidden.detach().to(self.dtype))
 
     @torch.no_grad()
-    def propose(self, generated: list[int], gamma: int, warper: Warper, generator: torch.Generator) -> Draft:
+    def propose(self, generated: list[int], gamma: int, warper: Warper, generator: torch.Generator,
+                confidence: float = 0.0) -> Draft:
         seq = self.prompt + generated
         feats = torch.cat(self.features) if self.features else torch.empty(0)
         self.features = [feats]
         known = feats.shape[0]  # the last token's feature is not known yet
         if known == 0:  # a one-token prompt: the target's first step brings the first feature
-            return empty_draft(self.vocab_size, self.device)
+            return empty_draft(self.vocab, self.device)
         if known != len(seq) - 1:
             raise SpecvizError(f"the EAGLE head needs the target's features of all {len(seq) - 1} committed "
                                f"positions but has {known}: run it through the decoder, which hands them over")
@@ -110,17 +113,21 @@ class EagleDrafter:
         tokens = torch.tensor(seq[self.cached + 1: known + 1], device=self.device)
         predicted, self.cache = self.head(feats[self.cached:known][None], tokens[None], new, self.cache)
         self.cached = known
-        feature = predicted[:, -1:]
-        drafted, qs = [], []
-        for i in range(gamma):
-            q = warper.probs(spread(self.head.logits(feature[0, -1]), self.head.vocab, self.vocab_size))
-            token = warper.pick(q, generator)
-            drafted.append(token)
-            qs.append(q)
-            if i + 1 < gamma:
-                position = torch.tensor([known + i], device=self.device)
-                feature, self.cache = self.head(feature, token.view(1, 1), position, self.cache)
-        return Draft(torch.stack(drafted), torch.stack(qs), calls=gamma)
+        feature, position = predicted[:, -1:], known
+
+        def step(token: torch.Tensor) -> torch.Tensor:
+            """Feed x̃ᵢ with the head's own predicted feature: the target has not seen x̃ᵢ yet."""
+            nonlocal feature, position
+            at = torch.tensor([position], device=self.device)
+            feature, self.cache = self.head(feature, token.view(1, 1), at, self.cache)
+            position += 1
+            return self.logits(feature)
+
+        return draft_loop(self.logits(feature), step, gamma, warper, generator, confidence)
+
+    def logits(self, feature: torch.Tensor) -> torch.Tensor:
+        """The next token's logits [V] over the target's vocabulary from the last predicted feature."""
+        return spread(self.head.logits(feature[0, -1]), self.head.vocab, self.vocab)
 
 
 def load_eagle(target: LoadedModel, path: Path | None = None) -> EagleDrafter:

@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import torch
 
-from specviz.drafters.base import Draft, empty_draft
+from specviz.drafters.base import Draft, Drafter, empty_draft
 from specviz.warpers import Warper
 
 
-class NgramDrafter:
+class NgramDrafter(Drafter):
     def __init__(self, vocab: int, device: torch.device, max_ngram: int = 3, min_ngram: int = 1):
         self.name = f"ngram (prompt lookup, n={min_ngram}..{max_ngram})"
         self.vocab = vocab
@@ -28,8 +28,9 @@ class NgramDrafter:
     def begin(self, prompt_ids: list[int]) -> None:
         self.prompt = list(prompt_ids)
 
-    def propose(self, generated: list[int], gamma: int, warper: Warper,
-                generator: torch.Generator) -> Draft:
+    def propose(self, generated: list[int], gamma: int, warper: Warper, generator: torch.Generator,
+                confidence: float = 0.0) -> Draft:
+        """The looked-up continuation; its one-hot q is never unsure, so `confidence` never stops it."""
         tokens = lookup(self.prompt + generated, gamma, self.max_ngram, self.min_ngram)
         if not tokens:
             return empty_draft(self.vocab, self.device)

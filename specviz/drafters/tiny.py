@@ -14,7 +14,7 @@ from pathlib import Path
 import torch
 from torch import nn
 
-from specviz.drafters.base import Draft
+from specviz.drafters.base import Draft, Drafter, draft_loop
 from specviz.drafters.layers import KV, Block, BlockConfig, RMSNorm, crop, head_rows, pack_head, spread
 from specviz.drafters.weights import DRAFTERS_DIR, load_weights
 from specviz.models import LoadedModel
@@ -55,13 +55,13 @@ class TinyLM(nn.Module):
         return self.shared[1](self.norm(x)), caches
 
 
-class TinyDrafter:
+class TinyDrafter(Drafter):
     """Runs the tiny LM γ times autoregressively, keeping the cache of the committed prefix."""
 
-    def __init__(self, lm: TinyLM, vocab_size: int, name: str = "tiny LM"):
+    def __init__(self, lm: TinyLM, vocab: int, name: str = "tiny LM"):
         self.name = name
         self.lm = lm.eval()
-        self.vocab_size = vocab_size
+        self.vocab = vocab
         self.device = next(lm.parameters()).device
         self.prompt: list[int] = []
         self.cache: list[KV] | None = None
@@ -71,7 +71,8 @@ class TinyDrafter:
         self.prompt, self.cache, self.fed = list(prompt_ids), None, []
 
     @torch.no_grad()
-    def propose(self, generated: list[int], gamma: int, warper: Warper, generator: torch.Generator) -> Draft:
+    def propose(self, generated: list[int], gamma: int, warper: Warper, generator: torch.Generator,
+                confidence: float = 0.0) -> Draft:
         seq = self.prompt + generated
         keep = 0
         while keep < min(len(self.fed), len(seq) - 1) and self.fed[keep] == seq[keep]:
@@ -81,17 +82,18 @@ class TinyDrafter:
         new = torch.tensor(seq[keep:], device=self.device)
         logits, self.cache = self.lm(new[None], torch.arange(keep, len(seq), device=self.device), self.cache)
         self.fed = list(seq)
-        drafted, qs = [], []
-        for i in range(gamma):
-            q = warper.probs(spread(logits[0, -1], self.lm.vocab, self.vocab_size))
-            token = warper.pick(q, generator)
-            drafted.append(token)
-            qs.append(q)
-            if i + 1 < gamma:
-                position = torch.tensor([len(self.fed)], device=self.device)
-                logits, self.cache = self.lm(token.view(1, 1), position, self.cache)
-                self.fed.append(int(token))
-        return Draft(torch.stack(drafted), torch.stack(qs), calls=gamma)
+
+        def step(token: torch.Tensor) -> torch.Tensor:
+            position = torch.tensor([len(self.fed)], device=self.device)
+            out, self.cache = self.lm(token.view(1, 1), position, self.cache)
+            self.fed.append(int(token))
+            return self.logits(out)
+
+        return draft_loop(self.logits(logits), step, gamma, warper, generator, confidence)
+
+    def logits(self, logits: torch.Tensor) -> torch.Tensor:
+        """The last position's draft-vocabulary logits spread over the target's vocabulary [V]."""
+        return spread(logits[0, -1], self.lm.vocab, self.vocab)
 
 
 def load_tiny(target: LoadedModel, path: Path | None = None) -> TinyDrafter:
