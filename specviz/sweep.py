@@ -64,7 +64,8 @@ def benchmark_points(report: object) -> list[dict]:
                            "python -m specviz bench)")
     try:
         return [{"gamma": int(row["gamma"]), "speedup": float(row["speedup"]["median"]),
-                 "label": f"benchmark: {row['drafter']}"}
+                 "label": f"benchmark: {row['drafter']}" + (f" stop<{row['confidence']:g}"
+                                                               if row.get("confidence") else "")}
                 for row in report["rows"] if row["category"] == "all" and row["family"] == "engine"
                 and row["record"] and row["gamma"] is not None and row["speedup"] is not None]
     except (KeyError, TypeError, ValueError) as error:

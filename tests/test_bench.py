@@ -81,21 +81,27 @@ def test_bench_command_on_tiny_pair(tiny_llama_dirs, tmp_path):
                                                for p in PROMPTS]}))
     out, md = tmp_path / "bench.json", tmp_path / "BENCH.md"
     code = main(["bench", "--target", str(target_dir), "--drafters", "ngram,model", "--drafter-model",
-                 str(drafter_dir), "--gammas", "2", "--max-new-tokens", "5", "--repeats", "1", "--warmup", "0",
-                 "--threads", "1", "--prompts", str(prompts), "--out", str(out), "--markdown", str(md)])
+                 str(drafter_dir), "--gammas", "2", "--draft-confidences", "0,0.3", "--max-new-tokens", "5",
+                 "--repeats", "1", "--warmup", "0", "--threads", "1", "--prompts", str(prompts), "--out", str(out),
+                 "--markdown", str(md)])
     assert code == 0
     data = json.loads(out.read_text())
     assert data["format"] == FORMAT and data["version"] == 1
     names = [m["name"] for m in data["methods"]]
     assert names == [BASELINE, "hf generate", "engine ngram γ=2 rec on", "engine ngram γ=2 rec off", "app ngram γ=2",
+                     "engine ngram γ=2 stop<0.3 rec on", "engine ngram γ=2 stop<0.3 rec off", "app ngram γ=2 stop<0.3",
                      "hf ngram γ=2", "engine model γ=2 rec on", "engine model γ=2 rec off", "app model γ=2",
-                     "hf model γ=2"]
+                     "engine model γ=2 stop<0.3 rec on", "engine model γ=2 stop<0.3 rec off",
+                     "app model γ=2 stop<0.3", "hf model γ=2"]
     assert len(data["runs"]) == len(names) * len(PROMPTS)
     assert all(r["matches"] for r in data["runs"]), [r for r in data["runs"] if not r["matches"]]
     assert {r["category"] for r in data["rows"]} == {"all", "chat", "copy"}
     row = next(r for r in data["rows"] if r["method"] == "engine model γ=2 rec on" and r["category"] == "all")
     assert set(row["speedup"]) == {"median", "low", "high"} and row["alpha"] is not None and row["memory_mb"] > 0
     assert data["machine"]["threads"] == 1 and data["settings"]["greedy"] is True
+    stop = next(r for r in data["rows"] if r["method"] == "engine model γ=2 stop<0.3 rec on" and r["category"] == "all")
+    assert stop["confidence"] == 0.3 and stop["hf_method"] is None
+    assert stop["overhead"] is not None  # paired with its own recording-off twin
     app = next(r for r in data["rows"] if r["method"] == "app model γ=2" and r["category"] == "all")
     assert app["engine_method"] == "engine model γ=2 rec on" and app["alpha"] == row["alpha"]
     assert all(app[key]["median"] > 0 for key in ("vs_engine", "verify_vs_engine", "draft_vs_engine"))

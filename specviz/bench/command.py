@@ -48,6 +48,9 @@ def add_bench_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--drafter-layers", type=int, default=4,
                         help="layers of the target kept in the default draft LM (default 4)")
     parser.add_argument("--gammas", default="4", help="comma-separated draft lengths (default 4)")
+    parser.add_argument("--draft-confidences", default="0",
+                        help="comma-separated confidence stops, each timed as its own rows: a draft ends before a "
+                             "position whose most likely token has probability below it (default 0: off)")
     parser.add_argument("--temperature", type=float, default=0.0,
                         help="0 = greedy, outputs checked against the baseline (default 0)")
     parser.add_argument("--max-new-tokens", type=int, default=64, help="tokens per prompt (default 64)")
@@ -80,6 +83,7 @@ def run_bench(args: argparse.Namespace) -> None:
         raise SpecvizError("--repeats and --threads must be >= 1, --warmup >= 0")
     torch.set_num_threads(args.threads)
     gammas = [int(g) for g in args.gammas.split(",")]
+    confidences = [float(c) for c in args.draft_confidences.split(",")]
     kinds = [k for k in args.drafters.split(",") if k] if args.drafters else _default_kinds()
     categories = args.categories.split(",") if args.categories else None
     prompts = load_prompts(args.prompts, categories, args.per_category)
@@ -125,15 +129,17 @@ def run_bench(args: argparse.Namespace) -> None:
             notes.append(f"The 'model' rows cover {len(subset)} of the {len(prompts)} prompts "
                          f"({args.model_per_category} per category); their ratios pair runs on those prompts only.")
         for gamma in gammas:
-            for record in (True, False):
-                settings = DecodeSettings(gamma=gamma, temperature=args.temperature,
-                                          max_new_tokens=args.max_new_tokens, record=record)
-                methods.append(replace(engine_method(target, drafter, kind, settings, chat, held), prompts=subset))
-            if process is not None:
-                app_settings = DecodeSettings(gamma=gamma, temperature=args.temperature,
-                                              max_new_tokens=args.max_new_tokens)
-                methods.append(replace(app_method(process, ModelSpec(args.target, kind, path), target, app_settings,
-                                                  chat), prompts=subset))
+            for confidence in confidences:
+                for record in (True, False):
+                    settings = DecodeSettings(gamma=gamma, temperature=args.temperature, draft_confidence=confidence,
+                                              max_new_tokens=args.max_new_tokens, record=record)
+                    methods.append(replace(engine_method(target, drafter, kind, settings, chat, held),
+                                           prompts=subset))
+                if process is not None:
+                    app_settings = DecodeSettings(gamma=gamma, temperature=args.temperature,
+                                                  draft_confidence=confidence, max_new_tokens=args.max_new_tokens)
+                    methods.append(replace(app_method(process, ModelSpec(args.target, kind, path), target,
+                                                      app_settings, chat), prompts=subset))
             if not args.no_hf and kind in HF_DRAFTERS:
                 hf_settings = DecodeSettings(gamma=gamma, temperature=args.temperature,
                                              max_new_tokens=args.max_new_tokens)
@@ -152,7 +158,8 @@ def run_bench(args: argparse.Namespace) -> None:
     result = BenchResult(
         machine=_machine(target.device, target.dtype), command=_command(),
         date=datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),
-        settings={"target": target.name, "drafters": used, "gammas": gammas, "temperature": args.temperature,
+        settings={"target": target.name, "drafters": used, "gammas": gammas, "draft_confidences": confidences,
+                  "temperature": args.temperature,
                   "greedy": base.greedy, "max_new_tokens": args.max_new_tokens, "repeats": args.repeats,
                   "warmup": args.warmup, "prompts": len(prompts), "prompt_set": Path(args.prompts).name,
                   "categories": {c: sum(p.category == c for p in prompts) for c in dict.fromkeys(

@@ -31,6 +31,7 @@ class MethodSpec:
     drafter: str           # "none", "ngram", "model", or a trained drafter's kind
     gamma: int | None = None
     record: bool | None = None   # engine only: trace recording on / off
+    confidence: float = 0.0      # engine and app: the draft's confidence stop (0: off)
 
 
 @dataclass
@@ -63,8 +64,8 @@ def engine_method(target: LoadedModel, drafter: Drafter | None, kind: str, setti
         spec = MethodSpec("engine baseline", "engine", "none", record=settings.record)
     else:
         rec = "on" if settings.record else "off"
-        spec = MethodSpec(f"engine {kind} γ={settings.gamma} rec {rec}", "engine", kind, settings.gamma,
-                          settings.record)
+        spec = MethodSpec(f"engine {kind} γ={settings.gamma}{_stop(settings)} rec {rec}", "engine", kind,
+                          settings.gamma, settings.record, settings.draft_confidence)
 
     def run(prompt: BenchPrompt) -> Outcome:
         start, cpu = clock.now(), time.process_time()
@@ -79,7 +80,8 @@ def app_method(process: DecoderProcess, models: ModelSpec, target: LoadedModel, 
     """The app's code path: the run in the decoder process, its trace rebuilt from the stream as the
     Generate page does, timed from the request to the rebuilt trace. CPU time is the decoder
     process's (on Linux; else the wall clock). `target` is that process's target, for the memory column."""
-    spec = MethodSpec(f"app {models.drafter} γ={settings.gamma}", "app", models.drafter, settings.gamma, True)
+    spec = MethodSpec(f"app {models.drafter} γ={settings.gamma}{_stop(settings)}", "app", models.drafter,
+                      settings.gamma, True, settings.draft_confidence)
     clock = Clock(target.device)
 
     def run(prompt: BenchPrompt) -> Outcome:
@@ -90,6 +92,10 @@ def app_method(process: DecoderProcess, models: ModelSpec, target: LoadedModel, 
         return _outcome(trace, seconds, used - cpu if used is not None and cpu is not None else seconds)
 
     return Method(spec, run, (target,))
+
+
+def _stop(settings: DecodeSettings) -> str:
+    return f" stop<{settings.draft_confidence:g}" if settings.draft_confidence else ""
 
 
 def _outcome(trace: Trace, seconds: float, cpu: float) -> Outcome:

@@ -59,6 +59,7 @@ class Row:
     vs_engine: Spread | None = None   # app tokens/s over the library's
     verify_vs_engine: Spread | None = None   # app verify time per iteration over the library's
     draft_vs_engine: Spread | None = None    # the same for draft time
+    confidence: float = 0.0           # the draft's confidence stop (0: off)
 
 
 @dataclass
@@ -123,7 +124,8 @@ def _row(spec: MethodSpec, specs: list[MethodSpec], runs: list[RunRecord], group
         engine_method=engine.name if engine else None,
         vs_engine=_paired(runs, spec.name, engine.name, group) if engine else None,
         verify_vs_engine=_per_iteration(runs, spec.name, engine.name, group, "verify_seconds") if engine else None,
-        draft_vs_engine=_per_iteration(runs, spec.name, engine.name, group, "draft_seconds") if engine else None)
+        draft_vs_engine=_per_iteration(runs, spec.name, engine.name, group, "draft_seconds") if engine else None,
+        confidence=spec.confidence)
 
 
 def _twin(spec: MethodSpec, specs: list[MethodSpec]) -> MethodSpec | None:
@@ -131,12 +133,12 @@ def _twin(spec: MethodSpec, specs: list[MethodSpec]) -> MethodSpec | None:
     if spec.family != "engine" or spec.record is not True or spec.drafter == "none":
         return None
     return next((s for s in specs if s.family == "engine" and s.drafter == spec.drafter
-                 and s.gamma == spec.gamma and s.record is False), None)
+                 and s.gamma == spec.gamma and s.confidence == spec.confidence and s.record is False), None)
 
 
 def _hf_counterpart(spec: MethodSpec, specs: list[MethodSpec]) -> MethodSpec | None:
     """transformers' method for the same drafter and γ (its plain generate for the baseline)."""
-    if spec.family != "engine":
+    if spec.family != "engine" or spec.confidence:
         return None
     return next((s for s in specs if s.family == "hf" and s.drafter == spec.drafter and s.gamma == spec.gamma), None)
 
@@ -146,7 +148,7 @@ def _engine_counterpart(spec: MethodSpec, specs: list[MethodSpec]) -> MethodSpec
     if spec.family != "app":
         return None
     return next((s for s in specs if s.family == "engine" and s.drafter == spec.drafter and s.gamma == spec.gamma
-                 and s.record), None)
+                 and s.confidence == spec.confidence and s.record), None)
 
 
 def _by_repeat(runs: list[RunRecord]) -> dict[int, list[RunRecord]]:
