@@ -162,9 +162,7 @@ def test_benchmark_points_read_the_shipped_report():
         benchmark_points({"format": "specviz-bench", "rows": [{"category": "all"}]})
 
 
-def test_theory_and_toy():
-    fig = charts.theory_curves(0.8, 0.05, 4, max_gamma=10)
-    assert len(fig.data[0].x) == 10
+def test_toy():
     toy = split([5, 3, 1, 1, 0], [1, 1, 4, 2, 2])
     assert [a + r for a, r in zip(toy.accepted, toy.residual)] == pytest.approx(toy.p)
     assert toy.rejection == pytest.approx(sum(toy.residual))
