@@ -14,12 +14,12 @@ import pandas as pd
 
 from specviz import theory
 from specviz.charts import formulas
-from specviz.charts.style import FONT_SIZE, NEUTRAL, P_COLOR, Q_COLOR, REJECT_COLOR, vega_config
+from specviz.charts.style import FONT_SIZE, NEUTRAL, P_COLOR, Q_COLOR, REJECT_COLOR, vega_look
 from specviz.trace import Trace
 
 MAX_GAMMA = 16
 ALPHA_STEP = 0.02  # the plane's cell width
-WIDTH, HEIGHT = 290, 250
+WIDTH, HEIGHT = 270, 250
 STAR = ("M0,-1L0.235,-0.324L0.951,-0.309L0.38,0.124L0.588,0.809L0,0.4L-0.588,0.809L-0.38,0.124L-0.951,-0.309"
         "L-0.235,-0.324Z")
 GAMMA_TICKS = list(range(2, MAX_GAMMA + 1, 2))
@@ -71,9 +71,11 @@ def curve(base: alt.Chart, field: str, color: str, title: str, measured: pd.Data
     layers = [*marked_rule("x", "gamma", along), *extra,
               base.mark_line(color=color, strokeWidth=4, point=alt.OverlayMarkDef(size=80, filled=True, color=color))
               .encode(x=x, y=y, tooltip=["gamma:Q", alt.Tooltip(f"{field}:Q", format=".3f")]),
-              base.transform_filter("datum.gamma == gamma").mark_text(
-                  dx=-8, dy=-18, align="right", fontSize=FONT_SIZE, fontWeight="bold", color="#000000").encode(
-                  x=x, y=y, text=alt.Text(f"{field}:Q", format=".2f"))]
+              base.transform_filter("datum.gamma == gamma").transform_calculate(
+                  label=f"'{field}(' + datum.gamma + ') = ' + format(datum.{field}, '.2f')").mark_text(
+                  align=alt.expr("gamma > 10 ? 'right' : 'left'"), dx=alt.expr("gamma > 10 ? -8 : 8"),
+                  baseline="bottom", fontSize=FONT_SIZE, fontWeight="bold", color="#000000").encode(
+                  x=x, y=alt.value(HEIGHT - 6), text="label:N")]
     if measured is not None:
         layers += [alt.Chart(measured).mark_line(color="#000000", strokeWidth=2, strokeDash=[2, 3]).encode(x=x, y=y),
                    *measured_marks(measured, x, y, alt.Text("label:N"))]
@@ -95,7 +97,7 @@ def curves(measured: pd.DataFrame | None) -> alt.HConcatChart:
     optimum = best_gamma(base, []).transform_calculate(label="'γ* = ' + datum.gamma")
     star = [optimum.mark_point(shape=STAR, size=800, filled=True, color=REJECT_COLOR, stroke="#000000", strokeWidth=1,
                                opacity=1).encode(x=x, y="S:Q"),
-            optimum.mark_text(dy=34, fontSize=FONT_SIZE, fontWeight="bold", color=REJECT_COLOR).encode(
+            optimum.mark_text(dy=-30, fontSize=FONT_SIZE, fontWeight="bold", color=REJECT_COLOR).encode(
                 x=x, y="S:Q", text="label:N"),
             alt.Chart().mark_rule(strokeDash=[2, 3], color=NEUTRAL, strokeWidth=2).encode(y=alt.datum(1))]
     size = {"width": WIDTH, "height": HEIGHT}
@@ -163,5 +165,5 @@ def theory_explorer(trace: Trace | None = None, alpha: float = 0.8, c: float = 0
     title = "'α = ' + format(alpha, '.2f') + ',   c = ' + format(c, '.2f') + ',   γ marked = ' + gamma"
     return alt.vconcat(curves(measured), plane(measured), spacing=40,
                        params=[p.param for p in explorer_params(alpha, c, gamma)],
-                       title=alt.TitleParams(alt.expr(title)), config=vega_config(),
+                       title=alt.TitleParams(alt.expr(title)), **vega_look(),
                        resolve=alt.Resolve(legend=alt.LegendResolveMap(color="independent")))

@@ -118,15 +118,19 @@ def vega_per_mark(field: str, values: dict[str, object]) -> alt.ExprRef:
     return alt.expr(expr)
 
 
-def vega_config() -> alt.Config:
-    """The shared look for Altair: the plotly pictures' large fonts, white background, legends below."""
-    return alt.Config(
-        background="white", padding=12, view=alt.ViewConfig(stroke=None),
+def vega_look() -> dict:
+    """The shared look for Altair as top-level properties: the plotly pictures' large fonts, white
+    background and legends below; sized by its content and a padding of its own (Streamlit would
+    otherwise pad the bottom only, and a title's or axis label's overhang is cut)."""
+    config = alt.Config(
+        background="white", view=alt.ViewConfig(stroke=None),
         axis=alt.AxisConfig(labelFontSize=FONT_SIZE - 2, titleFontSize=FONT_SIZE, titleFontWeight="normal"),
         legend=alt.LegendConfig(labelFontSize=FONT_SIZE - 2, titleFontSize=FONT_SIZE, orient="bottom",
                                 direction="horizontal", symbolSize=220, symbolStrokeWidth=2),
         title=alt.TitleConfig(fontSize=FONT_SIZE + 4, anchor="start", fontWeight="normal", offset=12),
         text=alt.MarkConfig(fontSize=FONT_SIZE - 2))
+    return {"autosize": alt.AutoSizeParams(type="pad", contains="padding"),
+            "padding": {"left": 12, "top": 12, "right": 12, "bottom": 20}, "config": config}
 
 
 # Vega renders a chart's sliders as plain HTML under it; sized here for a projector (over Streamlit's own rules).
