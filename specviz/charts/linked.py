@@ -61,15 +61,18 @@ def iteration_rows(trace: Trace) -> pd.DataFrame:
                         columns=["iteration", "emitted"])
 
 
-def iteration_domain(trace: Trace) -> list[int]:
+def iteration_domain(trace: Trace) -> list[float]:
+    """From the first iteration's start to the last one's end (each spans 0.9)."""
     its = trace.iterations
-    return [its[0].index, its[-1].index + 1] if its else [0, 1]
+    return [its[0].index, its[-1].index + 0.9] if its else [0, 0.9]
 
 
 def iteration_axis(trace: Trace) -> dict:
-    """Iteration i is drawn over [i, i + 0.9], alike in the timeline and the verdict map."""
-    return {"title": "iteration", "scale": alt.Scale(domain=iteration_domain(trace), nice=False, zero=False),
-            "axis": alt.Axis(format="d", tickMinStep=1)}
+    """Iteration i is drawn over [i, i + 0.9], alike in the timeline and the verdict map; its tick
+    and label sit at the middle of that span."""
+    lo, hi = iteration_domain(trace)
+    return {"title": "iteration", "scale": alt.Scale(domain=[lo, hi], nice=False, zero=False),
+            "axis": alt.Axis(format="d", tickMinStep=1, tickOffset=0.45 * WIDTH / (hi - lo))}
 
 
 def cells(data: alt.Chart, roomy: bool, along: dict, field: str, marks: dict[str, VegaMark], y: alt.Y,
@@ -92,8 +95,9 @@ def cells(data: alt.Chart, roomy: bool, along: dict, field: str, marks: dict[str
 def timeline(trace: Trace, along: dict, brush: alt.Parameter) -> alt.LayerChart:
     """Tokens each iteration emitted, stacked by kind; drag across it to brush a range of iterations."""
     data = alt.Chart(token_rows(trace)).transform_calculate(middle="(datum.y0 + datum.y1) / 2")
-    rects, *glyphs = cells(data, len(trace.iterations) <= ROOMY, along, "kind", TOKEN_MARKS,
-                           alt.Y("y0:Q", title="tokens emitted"), alt.Y("middle:Q"), "crosshair", y2="y1:Q",
+    tokens = alt.Y("y0:Q", title="tokens emitted", axis=alt.Axis(format="d", tickMinStep=1))
+    rects, *glyphs = cells(data, len(trace.iterations) <= ROOMY, along, "kind", TOKEN_MARKS, tokens,
+                           alt.Y("middle:Q"), "crosshair", y2="y1:Q",
                            tooltip=["iteration:Q", alt.Tooltip("kind:N", title="token"), "tokens:Q"])
     return alt.layer(rects.add_params(brush), *glyphs).properties(
         title="Tokens per iteration: drag across it to choose iterations", width=WIDTH, height=170)
@@ -133,7 +137,8 @@ def selection_note(chart: alt.Chart, text: str) -> alt.Chart:
 
 def position_acceptance(drafts: pd.DataFrame, brush: alt.Parameter) -> alt.LayerChart:
     """P(position i accepted | positions before it accepted) over the brushed iterations, the whole
-    trace as black ticks, and the brushed iterations' α̂ = accepted / tested drafts."""
+    trace as black ticks, and the brushed iterations' α̂ = accepted / tested drafts. The axis stays
+    put while the brush moves (with room above for the note)."""
     tested = alt.Chart(drafts).transform_filter("datum.tested")
     chosen = tested.transform_filter(brush)
     x = alt.X("position:O", title="draft position", axis=alt.Axis(labelAngle=0))
@@ -155,7 +160,8 @@ def accepted_lengths(iterations: pd.DataFrame, brush: alt.Parameter) -> alt.Laye
     top = int(iterations["emitted"].max()) if len(iterations) else 1
     x = alt.X("emitted:O", title="tokens emitted", scale=alt.Scale(domain=list(range(1, top + 1))),
               axis=alt.Axis(labelAngle=0))
-    y = alt.Y("share:Q", title="share of iterations", axis=alt.Axis(format="%"))
+    y = alt.Y("share:Q", title="share of iterations", scale=alt.Scale(domain=[0, 1.15], nice=False),
+              axis=alt.Axis(format="%", values=[0, 0.2, 0.4, 0.6, 0.8, 1]))
 
     def shares(chart: alt.Chart) -> alt.Chart:
         return (chart.transform_aggregate(n="count()", groupby=["emitted"])
