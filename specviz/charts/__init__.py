@@ -1,6 +1,6 @@
 """Pure figure builders: trace records and DataFrames in, plotly or Altair figures or HTML out."""
 
-from specviz.charts.explorer import measured_frame, theory_explorer
+from specviz.charts.explorer import theory_explorer
 from specviz.charts.inspector import acceptance_test, final_bars, pq_bars, residual_bars
 from specviz.charts.linked import linked_view
 from specviz.charts.speedup import sweep_chart
@@ -10,5 +10,5 @@ from specviz.charts.theory import toy_histogram, toy_split_chart
 from specviz.charts.timeline import timeline
 
 __all__ = ["acceptance_test", "colored_text", "draft_verify_table", "final_bars", "legend", "linked_view",
-           "measured_frame", "pq_bars", "residual_bars", "sweep_chart", "theory_explorer", "timeline",
+           "pq_bars", "residual_bars", "sweep_chart", "theory_explorer", "timeline",
            "toy_histogram", "toy_split_chart"]

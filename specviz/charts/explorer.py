@@ -52,14 +52,13 @@ def marked_rule(channel: str, param: str, axis: dict) -> list[alt.Chart]:
 
 
 def measured_marks(measured: pd.DataFrame, x: alt.X, y: alt.Y, text: alt.Text) -> list[alt.Chart]:
-    """A black diamond at the trace's own (x, y), labelled."""
+    """A black diamond at the trace's own (x, y), labelled in black on a white halo."""
     own = alt.Chart(measured).transform_filter("datum.own")
+    words = {"align": "left", "dx": 14, "dy": -14, "fontSize": FONT_SIZE - 2, "fontWeight": "bold"}
     return [own.mark_point(shape="diamond", size=300, filled=True, color="#000000", stroke="#ffffff", strokeWidth=2,
                            opacity=1).encode(x=x, y=y),
-            own.mark_text(align="left", dx=14, dy=-14, fontSize=FONT_SIZE - 2, fontWeight="bold", color="#000000",
-                          stroke="#ffffff", strokeWidth=4, strokeOpacity=0.8).encode(x=x, y=y, text=text),
-            own.mark_text(align="left", dx=14, dy=-14, fontSize=FONT_SIZE - 2, fontWeight="bold",
-                          color="#000000").encode(x=x, y=y, text=text)]
+            *(own.mark_text(**words, color=ink, stroke=ink, strokeWidth=width).encode(x=x, y=y, text=text)
+              for ink, width in (("#ffffff", 4), ("#000000", 0)))]
 
 
 def curve(base: alt.Chart, field: str, color: str, title: str, measured: pd.DataFrame | None,
