@@ -6,6 +6,7 @@ from contextlib import closing
 import streamlit as st
 
 from pages.ui import controls, models, state
+from pages.ui.linked import linked_view
 from specviz import SpecvizError, Trace, charts
 from specviz.decoder_process import follow_trace, trace_stream
 
@@ -97,6 +98,8 @@ else:
     show(current, st.session_state.get("baseline"), live=False)
     if current.iterations:
         chart.plotly_chart(charts.timeline(current), key="timeline")
+        st.subheader("Where drafts die")
+        linked_view(current, key="generate_linked")
     with st.expander("Prompt and settings of this trace"):
         st.text(current.prompt)
         st.caption(f"{current.target} ← {current.drafter} on {current.device} ({current.dtype})")

@@ -6,6 +6,7 @@ from pathlib import Path
 import streamlit as st
 
 from pages.ui import controls, models, state
+from pages.ui.linked import linked_view
 from specviz import SpecvizError, charts
 from specviz.sweep import benchmark_points, measured_alpha_c, sweep_gamma
 
@@ -46,9 +47,5 @@ else:
     st.info("Press **Run γ sweep** to measure; the per-position pictures below use the current trace.")
 
 trace = state.require_trace()
-summary = trace.summary()
 st.subheader(f"Where drafts die in the current trace (γ = {trace.settings.gamma})")
-left, right = st.columns(2)
-left.plotly_chart(charts.position_acceptance(summary), key="positions")
-right.plotly_chart(charts.accepted_histogram(summary), key="histogram")
-st.plotly_chart(charts.accept_heatmap(trace), key="heatmap")
+linked_view(trace, key="linked")

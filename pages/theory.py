@@ -3,23 +3,20 @@
 import pandas as pd
 import streamlit as st
 
-from pages.ui import controls
-from specviz import SpecvizError, charts, theory, toy
+from pages.ui import controls, state
+from specviz import SpecvizError, charts, toy
+from specviz.charts.style import VEGA_BINDINGS_CSS
 
 controls.sidebar(__file__)  # drawn by each page, so a page opened on its own still has it
 st.title("Theory")
 st.subheader("Expected speedup (Leviathan et al. 2023)")
 st.latex(r"E(\gamma) = \frac{1-\alpha^{\gamma+1}}{1-\alpha} \qquad "
          r"S(\gamma) = \frac{1-\alpha^{\gamma+1}}{(1-\alpha)(\gamma c+1)}")
-a, g, c = st.columns(3)
-alpha = a.slider("α: acceptance rate", 0.0, 1.0, 0.8, step=0.01, key="th_alpha")
-gamma = g.slider("γ: draft length", 1, 16, 4, key="th_gamma")
-cost = c.slider("c: drafter step / target step", 0.0, 1.0, 0.05, step=0.01, key="th_c")
-m1, m2, m3 = st.columns(3)
-m1.metric("expected tokens per iteration", f"{theory.expected_tokens(alpha, gamma):.2f}")
-m2.metric("expected walltime improvement", f"{theory.walltime_improvement(alpha, gamma, cost):.2f}×")
-m3.metric("optimal γ", theory.optimal_gamma(alpha, cost, 16))
-st.plotly_chart(charts.theory_curves(alpha, cost, gamma), key="theory_curves")
+st.caption("Move α, c and the marked γ under the chart: it redraws in your browser, without a round trip to the "
+           "server. The star is the optimal γ; the white line below joins the optimal γ of every α. When the current "
+           "trace has a measured α̂ and c, black diamonds and dotted curves mark them.")
+st.html(VEGA_BINDINGS_CSS)
+st.altair_chart(charts.theory_explorer(state.trace()), key="theory_explorer", theme=None)
 
 st.subheader("Rejection sampling recovers p")
 st.markdown("Edit a toy target **p** and drafter **q** (any non-negative weights; each column is normalised). "

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -63,14 +64,14 @@ def test_custom_pair_without_target_says_so(app):
 
 
 def test_theory_page(app):
+    """The formulas' sliders live in the chart (no widgets, no rerun); the toy experiment keeps its plotly pair."""
     app.switch_page("pages/theory.py").run()
     assert not app.exception
-    metrics = {m.label: m.value for m in app.metric}
-    assert metrics["expected tokens per iteration"] == "3.36"  # α = 0.8, γ = 4: (1 − 0.8⁵) / 0.2
-    assert metrics["optimal γ"] == "8"
-    app.slider(key="th_alpha").set_value(0.5).run()
-    assert {m.label: m.value for m in app.metric}["expected tokens per iteration"] == "1.94"
-    assert len(app.get("plotly_chart")) == 3
+    (explorer,) = app.get("vega_lite_chart")
+    params = {p["name"]: p for p in json.loads(explorer.proto.spec)["params"]}
+    assert params["alpha"]["value"] == 0.8 and params["alpha"]["bind"]["input"] == "range"
+    assert "th_alpha" not in [s.key for s in app.slider]
+    assert len(app.get("plotly_chart")) == 2
     assert any("Rejection probability" in c.value for c in app.main.caption)
 
 

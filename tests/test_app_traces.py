@@ -10,6 +10,7 @@ from streamlit.testing.v1 import AppTest
 from test_charts import make_trace
 
 from pages.ui.controls import CUSTOM_PAIR
+from specviz.charts.linked import PICK
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
 
@@ -42,11 +43,13 @@ def test_loaded_trace_drives_every_page_without_a_model(app):
     assert len(app.get("plotly_chart")) == 2 + 3  # acceptance test, residual, p/q per drafted position
     app.button(key="next").click().run()
     assert "bonus token" in app.subheader[0].value
-    app.switch_page("pages/generate.py").run()
-    assert not app.exception and {m.label: m.value for m in app.metric}["tokens"] == "6"
-    for page in ("pages/table.py", "pages/speedup.py"):
+    for page in ("pages/generate.py", "pages/table.py", "pages/speedup.py", "pages/theory.py"):
         app.switch_page(page).run()
         assert not app.exception and not app.error
+        if page != "pages/table.py":
+            (chart,) = app.get("vega_lite_chart")  # the linked view; on Theory, the explorer
+            assert list(chart.proto.selection_mode) == ([] if page == "pages/theory.py" else [PICK])
+    assert {m.label: m.value for m in app.switch_page("pages/generate.py").run().metric}["tokens"] == "6"
 
 
 @pytest.fixture
@@ -70,7 +73,7 @@ def test_gamma_sweep_and_spec_grid(tiny_pair):
     app.button(key="run_sweep").click().run()
     assert not app.exception and not app.error
     assert [p.gamma for p in app.session_state["sweep"]] == [0, 1, 3]
-    assert len(app.get("plotly_chart")) == 4  # sweep + three from the trace
+    assert len(app.get("plotly_chart")) == 1 and len(app.get("vega_lite_chart")) == 1  # sweep, linked view
     threads = app.session_state["sweep"][0].threads
     assert threads >= 1 and any(c.value.startswith(f"Measured on cpu with {threads} torch thread") and
                                 "no other run was queued ahead" in c.value for c in app.caption)

@@ -132,12 +132,7 @@ def test_reverify_applies_beta_and_tau(trace):
     assert mean_tokens(loose) == pytest.approx((1 + 4 + 3) / 3)
 
 
-def test_speedup_charts(trace):
-    summary = trace.summary()
-    assert len(charts.accepted_histogram(summary).data[0].y) == 4
-    assert len(charts.position_acceptance(summary).data[0].x) == 3
-    heat = charts.accept_heatmap(trace).data[0]
-    assert len(heat.z) == 3 and len(heat.z[0]) == 3 and list(heat.text[1]) == ["✓", "✗", "·"]
+def test_sweep_chart():
     points = [SweepPoint(0, 10, 1.0, 10.0, 1.0, None, None, None),
               SweepPoint(2, 10, 0.5, 20.0, 2.0, 0.6, 0.1, 2.0), SweepPoint(4, 10, 0.6, 16.0, 2.5, 0.5, 0.2, 1.6)]
     alpha, c = measured_alpha_c(points)
@@ -162,9 +157,7 @@ def test_benchmark_points_read_the_shipped_report():
         benchmark_points({"format": "specviz-bench", "rows": [{"category": "all"}]})
 
 
-def test_theory_and_toy():
-    fig = charts.theory_curves(0.8, 0.05, 4, max_gamma=10)
-    assert len(fig.data[0].x) == 10
+def test_toy():
     toy = split([5, 3, 1, 1, 0], [1, 1, 4, 2, 2])
     assert [a + r for a, r in zip(toy.accepted, toy.residual)] == pytest.approx(toy.p)
     assert toy.rejection == pytest.approx(sum(toy.residual))

@@ -1,4 +1,5 @@
-"""Speedup pictures: a measured γ sweep against Leviathan et al.'s curves, and where drafts die."""
+"""The speedup picture: a measured γ sweep against Leviathan et al.'s curves (plotly: static points and
+curves, hover for numbers; where drafts die is the linked Altair view, `specviz.charts.linked`)."""
 
 from __future__ import annotations
 
@@ -6,9 +7,8 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from specviz import theory
-from specviz.charts.style import ACCEPT_COLOR, NEUTRAL, P_COLOR, Q_COLOR, REJECT_COLOR, layout
+from specviz.charts.style import NEUTRAL, P_COLOR, Q_COLOR, REJECT_COLOR, layout
 from specviz.sweep import SweepPoint
-from specviz.trace import Summary, Trace
 
 BENCH_SYMBOLS = ["square-open", "diamond-open", "triangle-up-open", "x-thin", "cross-thin"]
 
@@ -45,50 +45,3 @@ def sweep_chart(points: list[SweepPoint], alpha: float | None, c: float, max_gam
     fig.update_yaxes(range=[0, highest * 1.2], row=1, col=1)
     fig.update_xaxes(title_text="γ (tokens drafted per iteration)", dtick=2)
     return layout(fig, "γ sweep: measured points, analytic curves", height=540)
-
-
-def position_acceptance(summary: Summary) -> go.Figure:
-    """P(position i accepted | positions before it accepted)."""
-    rates = summary.position_acceptance
-    fig = go.Figure()
-    fig.add_bar(x=list(range(1, len(rates) + 1)), y=[r if r is not None else 0 for r in rates],
-                marker_color=ACCEPT_COLOR, name="acceptance rate",
-                text=[f"{r:.2f}" if r is not None else "n/a" for r in rates], textposition="outside")
-    if summary.alpha is not None:
-        fig.add_hline(y=summary.alpha, line_dash="dash", line_color=REJECT_COLOR,
-                      annotation_text=f"α̂ = {summary.alpha:.2f}", annotation_position="bottom left")
-    fig.update_xaxes(title_text="draft position", dtick=1)
-    fig.update_yaxes(title_text="acceptance rate", range=[0, 1.1])
-    return layout(fig, "Acceptance rate per draft position", height=400)
-
-
-def accepted_histogram(summary: Summary) -> go.Figure:
-    """Iterations that accepted 0, 1, ..., γ drafts."""
-    counts = summary.accepted_histogram
-    fig = go.Figure()
-    fig.add_bar(x=list(range(len(counts))), y=counts, marker_color=P_COLOR, name="iterations",
-                text=counts, textposition="outside")
-    fig.update_xaxes(title_text="drafts accepted in the iteration", dtick=1)
-    fig.update_yaxes(title_text="iterations")
-    return layout(fig, "Histogram of accepted drafts", height=400)
-
-
-HEAT = {"accepted": 1.0, "rejected": 0.0, "unverified": 0.5}
-SYMBOL = {"accepted": "✓", "rejected": "✗", "unverified": "·"}
-
-
-def accept_heatmap(trace: Trace) -> go.Figure:
-    """Iteration × draft position: accepted (✓), rejected (✗), never tested (·), no draft (blank)."""
-    width = max((len(it.drafts) for it in trace.iterations), default=0)
-    z, text = [], []
-    for it in trace.iterations:
-        verdicts = [d.verdict for d in it.drafts] + [None] * (width - len(it.drafts))
-        z.append([HEAT[v] if v else None for v in verdicts])
-        text.append([SYMBOL[v] if v else "" for v in verdicts])
-    fig = go.Figure(go.Heatmap(
-        z=z, text=text, texttemplate="%{text}", textfont={"size": 16}, zmin=0, zmax=1, showscale=False,
-        x=list(range(1, width + 1)), y=[it.index for it in trace.iterations], xgap=2, ygap=2,
-        colorscale=[[0, REJECT_COLOR], [0.5, "#dddddd"], [1, ACCEPT_COLOR]]))
-    fig.update_xaxes(title_text="draft position", dtick=1)
-    fig.update_yaxes(title_text="iteration", autorange="reversed")
-    return layout(fig, "Accept / reject by iteration and position", height=min(900, 200 + 22 * len(trace.iterations)))

@@ -1,13 +1,16 @@
-"""One palette and one set of marks for every picture, readable on a projector and in grey.
+"""One palette and one set of marks for every picture, plotly or Altair, readable on a projector and in grey.
 
 Colours are the Okabe-Ito colour-blind-safe set; every token kind also has a mark that is not a
-hue (strike-through, outline, underline, icon), so a grey projector still tells them apart.
+hue (strike-through, outline, underline, icon; in Altair a fill's lightness, an outline's dash
+and a glyph), so a grey projector still tells them apart.
 """
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 
+import altair as alt
 import plotly.graph_objects as go
 
 
@@ -66,3 +69,75 @@ MARKDOWN_SPECIALS = set("\\`*_{}[]()#+-.!|$<>~")
 def markdown_token(token: str) -> str:
     """`show_token`, escaped so a label rendered as Markdown shows the token itself."""
     return "".join("\\" + ch if ch in MARKDOWN_SPECIALS else ch for ch in show_token(token))
+
+
+@dataclass(frozen=True)
+class VegaMark:
+    """How an Altair chart draws one kind: apart from its hue, by lightness, outline dash and glyph."""
+    fill: str
+    stroke: str
+    dash: tuple[int, ...]  # outline dash (empty: solid)
+    glyph: str             # written in the mark when there is room ("" for none)
+    ink: str = "#ffffff"   # the glyph's colour
+
+
+# The tokens an iteration emitted, stacked. In grey: light (accepted; ACCEPT_COLOR at 40% on
+# white), mid (correction), dark with a dashed outline (bonus), darkest (a plain target step).
+TOKEN_MARKS: dict[str, VegaMark] = {
+    "accepted": VegaMark("#99d8c7", ACCEPT_COLOR, (), ""),
+    "correction": VegaMark(Q_COLOR, KINDS["correction"].color, (), KINDS["correction"].icon),
+    "bonus": VegaMark(P_COLOR, "#000000", (5, 3), KINDS["bonus"].icon),
+    "target": VegaMark(KINDS["target"].color, "#000000", (), ""),
+}
+
+# One drafted position's verdict. In grey: dark (accepted), mid (rejected), pale (never tested).
+VERDICT_MARKS: dict[str, VegaMark] = {
+    "accepted": VegaMark(KINDS["accepted"].color, "#000000", (), "✓"),
+    "rejected": VegaMark(REJECT_COLOR, "#000000", (4, 2), "✗"),
+    "unverified": VegaMark("#eeeeee", NEUTRAL, (2, 2), "·", "#000000"),
+}
+
+
+def vega_marks(field: str, marks: dict[str, VegaMark], title: str) -> dict[str, alt.FieldChannelMixin]:
+    """Fill and outline encodings of `field` through `marks`, in one legend."""
+    kind = f"{field}:N"
+    domain = list(marks)
+    return {"fill": alt.Fill(kind, scale=alt.Scale(domain=domain, range=[m.fill for m in marks.values()]),
+                             title=title),
+            "stroke": alt.Stroke(kind, scale=alt.Scale(domain=domain, range=[m.stroke for m in marks.values()]),
+                                 title=title)}
+
+
+def vega_per_mark(field: str, values: dict[str, object]) -> alt.ExprRef:
+    """A mark property chosen by each mark's `field` (`values` by kind, the last one the default): the
+    outline dash and the glyph colour, which Vega-Lite takes per mark but not as channels of a rect or text."""
+    *choices, (_, default) = values.items()
+    expr = json.dumps(default)
+    for kind, value in reversed(choices):
+        expr = f"datum.{field} === {json.dumps(kind)} ? {json.dumps(value)} : {expr}"
+    return alt.expr(expr)
+
+
+def vega_look() -> dict:
+    """The shared look for Altair as top-level properties: the plotly pictures' large fonts, white
+    background and legends below; sized by its content and a padding of its own (Streamlit would
+    otherwise pad the bottom only, and a title's or axis label's overhang is cut)."""
+    config = alt.Config(
+        background="white", view=alt.ViewConfig(stroke=None),
+        axis=alt.AxisConfig(labelFontSize=FONT_SIZE - 2, titleFontSize=FONT_SIZE, titleFontWeight="normal"),
+        legend=alt.LegendConfig(labelFontSize=FONT_SIZE - 2, titleFontSize=FONT_SIZE, orient="bottom",
+                                direction="horizontal", symbolSize=220, symbolStrokeWidth=2),
+        title=alt.TitleConfig(fontSize=FONT_SIZE + 4, anchor="start", fontWeight="normal", offset=12),
+        text=alt.MarkConfig(fontSize=FONT_SIZE - 2))
+    return {"autosize": alt.AutoSizeParams(type="pad", contains="padding"),
+            "padding": {"left": 12, "top": 12, "right": 12, "bottom": 20}, "config": config}
+
+
+# Vega renders a chart's sliders as plain HTML under it; sized here for a projector (over Streamlit's own rules).
+VEGA_BINDINGS_CSS = """<style>
+.vega-bindings { flex-wrap: wrap !important; gap: 0.5rem 2.5rem !important; margin-top: 0.5rem; }
+.vega-bind label span { font-size: 1.15rem !important; }
+.vega-bind .vega-bind-name { display: inline-block !important; min-width: 15rem !important; }
+.vega-bind input[type=range] { width: 14rem !important; }
+.vega-bind input[type=checkbox] { width: 1.3rem; height: 1.3rem; }
+</style>"""

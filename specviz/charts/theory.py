@@ -1,33 +1,11 @@
-"""Pictures of the analytic formulas and of the toy losslessness experiment."""
+"""Pictures of the toy losslessness experiment (the analytic formulas are `specviz.charts.explorer`)."""
 
 from __future__ import annotations
 
 import plotly.graph_objects as go
-from plotly.subplots import make_subplots
 
-from specviz import theory
-from specviz.charts.style import ACCEPT_COLOR, P_COLOR, Q_COLOR, REJECT_COLOR, RESIDUAL_COLOR, layout
+from specviz.charts.style import ACCEPT_COLOR, P_COLOR, Q_COLOR, RESIDUAL_COLOR, layout
 from specviz.toy import ToySplit
-
-
-def theory_curves(alpha: float, c: float, gamma: int, max_gamma: int = 16) -> go.Figure:
-    """E(γ) = (1 − α^(γ+1)) / (1 − α) and S(γ) = E(γ) / (γc + 1) (Leviathan et al., eq. 1 and thm. 3.8)."""
-    gammas = list(range(1, max_gamma + 1))
-    fig = make_subplots(rows=1, cols=2, subplot_titles=("expected tokens per iteration E(γ)",
-                                                        "expected walltime improvement S(γ)"))
-    fig.add_scatter(x=gammas, y=[theory.expected_tokens(alpha, g) for g in gammas], mode="lines+markers",
-                    name="E(γ)", line={"color": P_COLOR, "width": 3}, row=1, col=1)
-    fig.add_scatter(x=gammas, y=[theory.walltime_improvement(alpha, g, c) for g in gammas], mode="lines+markers",
-                    name="S(γ)", line={"color": Q_COLOR, "width": 3}, row=1, col=2)
-    best = theory.optimal_gamma(alpha, c, max_gamma)
-    fig.add_scatter(x=[best], y=[theory.walltime_improvement(alpha, best, c)], mode="markers+text",
-                    name=f"optimal γ = {best}", text=[f"γ* = {best}"], textposition="top center",
-                    marker={"size": 22, "symbol": "star", "color": REJECT_COLOR}, row=1, col=2)
-    for col in (1, 2):
-        fig.add_vline(x=gamma, line_dash="dash", line_color="#555555", row=1, col=col)
-    fig.add_hline(y=1.0, line_dash="dot", line_color="#999999", row=1, col=2)
-    fig.update_xaxes(title_text="γ", dtick=2)
-    return layout(fig, f"α = {alpha:.2f}, c = {c:.2f}; dashed line: γ = {gamma}", height=500)
 
 
 def toy_split_chart(split: ToySplit, labels: list[str]) -> go.Figure:

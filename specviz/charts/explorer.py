@@ -1,0 +1,168 @@
+"""The theory explorer: Leviathan et al.'s curves as one Altair chart whose sliders live in the browser.
+
+α, c and a marked γ are params bound to sliders, and E(γ), S(γ) and α(1 − α^γ)/(1 − α) are Vega
+expressions (`specviz.charts.formulas`), so moving a slider redraws the chart with no page script
+run. Top: E(γ) with the accepted drafts alone for contrast, and S(γ) with the optimal γ starred.
+Bottom: S over the (α, γ) plane at the chosen c, with the optimal-γ ridge. A trace's measured α̂
+and c are marked on both.
+"""
+
+from __future__ import annotations
+
+import altair as alt
+import pandas as pd
+
+from specviz import theory
+from specviz.charts import formulas
+from specviz.charts.style import FONT_SIZE, NEUTRAL, P_COLOR, Q_COLOR, REJECT_COLOR, vega_look
+from specviz.trace import Trace
+
+MAX_GAMMA = 16
+ALPHA_STEP = 0.02  # the plane's cell width
+WIDTH, HEIGHT = 270, 250
+STAR = ("M0,-1L0.235,-0.324L0.951,-0.309L0.38,0.124L0.588,0.809L0,0.4L-0.588,0.809L-0.38,0.124L-0.951,-0.309"
+        "L-0.235,-0.324Z")
+GAMMA_TICKS = list(range(2, MAX_GAMMA + 1, 2))
+
+
+def explorer_params(alpha: float, c: float, gamma: int) -> list[alt.Parameter]:
+    """α, c and the marked γ on sliders, and a toggle for the accepted-drafts curve."""
+    def slider(name: str, value: float, low: int, high: int, step: float, label: str) -> alt.Parameter:
+        return alt.param(name=name, value=value, bind=alt.binding_range(min=low, max=high, step=step, name=label))
+
+    return [slider("alpha", alpha, 0, 1, 0.01, "α: acceptance rate "),
+            slider("c", c, 0, 1, 0.01, "c: drafter step / target step "),
+            slider("gamma", gamma, 1, MAX_GAMMA, 1, "γ marked "),
+            alt.param(name="show_drafts", value=False,
+                      bind=alt.binding_checkbox(name="show the accepted drafts alone, α(1 − α^γ)/(1 − α) "))]
+
+
+def best_gamma(chart: alt.Chart, groupby: list[str]) -> alt.Chart:
+    """Keep the rows of the γ that maximises S (ties to the smaller γ, as `theory.optimal_gamma`)."""
+    return (chart.transform_joinaggregate(best_S="max(S)", groupby=groupby).transform_filter("datum.S == datum.best_S")
+            .transform_joinaggregate(best_gamma="min(gamma)", groupby=groupby)
+            .transform_filter("datum.gamma == datum.best_gamma"))
+
+
+def marked_rule(channel: str, param: str, axis: dict) -> list[alt.Chart]:
+    """A dashed line at a slider's value, haloed so it reads on any background; `axis` as the picture's."""
+    datum = {channel: alt.datum(alt.expr(param), type="quantitative", **axis)}
+    return [alt.Chart().mark_rule(color="#ffffff", strokeWidth=5).encode(**datum),
+            alt.Chart().mark_rule(color="#333333", strokeWidth=2, strokeDash=[6, 4]).encode(**datum)]
+
+
+def measured_marks(measured: pd.DataFrame, x: alt.X, y: alt.Y, text: alt.Text) -> list[alt.Chart]:
+    """A black diamond at the trace's own (x, y), labelled in black on a white halo."""
+    own = alt.Chart(measured).transform_filter("datum.own")
+    words = {"align": "left", "dx": 14, "dy": -14, "fontSize": FONT_SIZE - 2, "fontWeight": "bold"}
+    return [own.mark_point(shape="diamond", size=300, filled=True, color="#000000", stroke="#ffffff", strokeWidth=2,
+                           opacity=1).encode(x=x, y=y),
+            *(own.mark_text(**words, color=ink, stroke=ink, strokeWidth=width).encode(x=x, y=y, text=text)
+              for ink, width in (("#ffffff", 4), ("#000000", 0)))]
+
+
+def curve(base: alt.Chart, field: str, color: str, title: str, measured: pd.DataFrame | None,
+          extra: list[alt.Chart]) -> alt.LayerChart:
+    """One formula over γ: its line, its value at the marked γ, and the trace's curve dotted."""
+    along = {"title": "γ (tokens drafted per iteration)", "axis": alt.Axis(values=GAMMA_TICKS),
+             "scale": alt.Scale(domain=[1, MAX_GAMMA], nice=False)}
+    x, y = alt.X("gamma:Q", **along), alt.Y(f"{field}:Q", title=title, scale=alt.Scale(zero=True))
+    layers = [*marked_rule("x", "gamma", along), *extra,
+              base.mark_line(color=color, strokeWidth=4, point=alt.OverlayMarkDef(size=80, filled=True, color=color))
+              .encode(x=x, y=y, tooltip=["gamma:Q", alt.Tooltip(f"{field}:Q", format=".3f")]),
+              base.transform_filter("datum.gamma == gamma").transform_calculate(
+                  label=f"'{field}(' + datum.gamma + ') = ' + format(datum.{field}, '.2f')").mark_text(
+                  align=alt.expr("gamma > 10 ? 'right' : 'left'"), dx=alt.expr("gamma > 10 ? -8 : 8"),
+                  baseline="bottom", fontSize=FONT_SIZE, fontWeight="bold", color="#000000").encode(
+                  x=x, y=alt.value(HEIGHT - 6), text="label:N")]
+    if measured is not None:
+        layers += [alt.Chart(measured).mark_line(color="#000000", strokeWidth=2, strokeDash=[2, 3]).encode(x=x, y=y),
+                   *measured_marks(measured, x, y, alt.Text("label:N"))]
+    return alt.layer(*layers)
+
+
+def curves(measured: pd.DataFrame | None) -> alt.HConcatChart:
+    """E(γ) (and the accepted drafts alone) and S(γ) for γ = 1 … MAX_GAMMA at the sliders' α and c."""
+    base = alt.Chart(pd.DataFrame({"gamma": range(1, MAX_GAMMA + 1)})).transform_calculate(
+        E=formulas.expected_tokens("alpha", "datum.gamma"),
+        S=formulas.walltime_improvement("alpha", "datum.gamma", "c"),
+        drafts=formulas.expected_accepted_drafts("alpha", "datum.gamma"))
+    x = alt.X("gamma:Q")
+    drafts = base.transform_filter("show_drafts")
+    contrast = [drafts.mark_line(color=Q_COLOR, strokeWidth=3, strokeDash=[8, 4]).encode(x=x, y="drafts:Q"),
+                drafts.transform_filter(f"datum.gamma == {MAX_GAMMA}").mark_text(
+                    align="right", dy=24, color="#7a4b00", fontSize=FONT_SIZE - 2).encode(
+                    x=x, y="drafts:Q", text=alt.value("accepted drafts alone"))]
+    optimum = best_gamma(base, []).transform_calculate(label="'γ* = ' + datum.gamma")
+    star = [optimum.mark_point(shape=STAR, size=800, filled=True, color=REJECT_COLOR, stroke="#000000", strokeWidth=1,
+                               opacity=1).encode(x=x, y="S:Q"),
+            optimum.mark_text(dy=-30, fontSize=FONT_SIZE, fontWeight="bold", color=REJECT_COLOR).encode(
+                x=x, y="S:Q", text="label:N"),
+            alt.Chart().mark_rule(strokeDash=[2, 3], color=NEUTRAL, strokeWidth=2).encode(y=alt.datum(1))]
+    size = {"width": WIDTH, "height": HEIGHT}
+    return alt.hconcat(
+        curve(base, "E", P_COLOR, "tokens per iteration", measured, contrast).properties(
+            title="E(γ): expected tokens per iteration", **size),
+        curve(base, "S", Q_COLOR, "walltime improvement (×)", measured, star).properties(
+            title="S(γ): expected walltime improvement", **size), spacing=30)
+
+
+def plane_grid() -> pd.DataFrame:
+    """Cells of the (α, γ) plane: α in steps of ALPHA_STEP, γ = 1 … MAX_GAMMA, with their edges."""
+    alphas = [round(i * ALPHA_STEP, 10) for i in range(round(1 / ALPHA_STEP) + 1)]
+    half = 0.6 * ALPHA_STEP  # cells overlap a little: no seams between them
+    return pd.DataFrame([{"alpha": a, "gamma": g, "a0": a - half, "a1": a + half, "g0": g - 0.6, "g1": g + 0.6}
+                         for a in alphas for g in range(1, MAX_GAMMA + 1)])
+
+
+def plane(measured: pd.DataFrame | None) -> alt.LayerChart:
+    """S over α × γ at the slider's c; the ridge joins each α's optimal γ."""
+    base = alt.Chart(plane_grid()).transform_calculate(
+        S=formulas.walltime_improvement("datum.alpha", "datum.gamma", "c"))
+    along = {"title": "α (acceptance rate)", "scale": alt.Scale(domain=[0, 1], nice=False),
+             "axis": alt.Axis(values=[i / 10 for i in range(11)], grid=False)}
+    up = {"title": "γ", "scale": alt.Scale(domain=[0.5, MAX_GAMMA + 0.5], nice=False),
+          "axis": alt.Axis(values=GAMMA_TICKS, grid=False, labelOverlap=False)}
+    x, y = alt.X("alpha:Q", **along), alt.Y("gamma:Q", **up)
+    ridge = best_gamma(base, ["alpha"])
+    layers = [
+        base.mark_rect(strokeWidth=0).encode(
+            x=alt.X("a0:Q", **along), x2="a1:Q", y=alt.Y("g0:Q", **up), y2="g1:Q",
+            color=alt.Color("S:Q", scale=alt.Scale(scheme="viridis"), title="S (×)",
+                            legend=alt.Legend(orient="right", direction="vertical", gradientLength=HEIGHT - 40)),
+            tooltip=[alt.Tooltip("alpha:Q", title="α"), alt.Tooltip("gamma:Q", title="γ"),
+                     alt.Tooltip("S:Q", title="S", format=".3f")]),
+        ridge.mark_line(color="#000000", strokeWidth=7, interpolate="step").encode(x=x, y=y),
+        ridge.mark_line(color="#ffffff", strokeWidth=3, interpolate="step").encode(x=x, y=y),
+        *marked_rule("x", "alpha", along), *marked_rule("y", "gamma", up),
+    ]
+    if measured is not None:
+        layers += measured_marks(measured, x, y, alt.value("this trace"))
+    return alt.layer(*layers).properties(title="S over (α, γ) at the chosen c; white line: the optimal γ of each α",
+                                         width=2 * WIDTH + 40, height=HEIGHT)
+
+
+def measured_frame(trace: Trace | None) -> pd.DataFrame | None:
+    """E and S through the trace's α̂ and c for every γ, its own γ flagged; None when either is unknown."""
+    if trace is None:
+        return None
+    summary = trace.summary()
+    if summary.alpha is None or summary.c is None:
+        return None
+    own = min(trace.settings.gamma, MAX_GAMMA)
+    label = f"this trace: α̂ = {summary.alpha:.2f}, c = {summary.c:.2f}"
+    return pd.DataFrame([{"gamma": g, "alpha": summary.alpha, "own": g == own, "label": label,
+                          "E": theory.expected_tokens(summary.alpha, g),
+                          "S": theory.walltime_improvement(summary.alpha, g, summary.c)}
+                         for g in range(1, MAX_GAMMA + 1)])
+
+
+def theory_explorer(trace: Trace | None = None, alpha: float = 0.8, c: float = 0.05,
+                    gamma: int = 4) -> alt.VConcatChart:
+    """Leviathan et al.'s curves and the (α, γ) plane, moved by in-chart sliders; `trace` adds its α̂ and c."""
+    measured = measured_frame(trace)
+    title = "'α = ' + format(alpha, '.2f') + ',   c = ' + format(c, '.2f') + ',   γ marked = ' + gamma"
+    return alt.vconcat(curves(measured), plane(measured), spacing=40,
+                       params=[p.param for p in explorer_params(alpha, c, gamma)],
+                       title=alt.TitleParams(alt.expr(title)), **vega_look(),
+                       resolve=alt.Resolve(legend=alt.LegendResolveMap(color="independent")))

@@ -1,0 +1,24 @@
+"""Leviathan et al.'s formulas as Vega expressions: `specviz.theory` rendered a second time, for the browser.
+
+Each function takes the names the expression reads α, γ and c from (a param such as `alpha`, or a
+field such as `datum.gamma`) and returns the expression's text. A chart computes it in a
+`calculate` transform, so a slider bound to α or c redraws the chart without a round trip to the
+server. tests/test_altair.py evaluates these strings against `specviz.theory` on a grid.
+"""
+
+from __future__ import annotations
+
+
+def expected_tokens(alpha: str, gamma: str) -> str:
+    """E = (1 − α^(γ+1)) / (1 − α) (eq. 1), and its limit γ + 1 at α = 1."""
+    return f"({alpha} < 1 ? (1 - pow({alpha}, {gamma} + 1)) / (1 - {alpha}) : {gamma} + 1)"
+
+
+def expected_accepted_drafts(alpha: str, gamma: str) -> str:
+    """α(1 − α^γ)/(1 − α), accepted drafts alone (no correction or bonus token), γ at α = 1."""
+    return f"({alpha} < 1 ? {alpha} * (1 - pow({alpha}, {gamma})) / (1 - {alpha}) : {gamma})"
+
+
+def walltime_improvement(alpha: str, gamma: str, c: str) -> str:
+    """S = (1 − α^(γ+1)) / ((1 − α)(γc + 1)) (theorem 3.8): E over the cost of γ drafter steps and one target step."""
+    return f"({expected_tokens(alpha, gamma)} / ({gamma} * {c} + 1))"

@@ -1,0 +1,175 @@
+"""The Altair charts in a real browser (Debian's chromium, driven by Playwright, against `streamlit run app.py`):
+the Theory chart's α slider redraws it and no page script runs; brushing the linked view's timeline redraws
+its lower pictures, again with no run; clicking a verdict opens that iteration in the inspector.
+
+Screenshots of the charts go to test-output/, with altair-timing.txt: the linked view's first draw for a
+512-token trace, and the redraws after a slider move and a brush (medians, measured in the page).
+"""
+
+from __future__ import annotations
+
+import statistics
+
+import test_browser as browser
+from synthetic import synthetic_trace
+from test_browser import app_url  # noqa: F401  (the fixture: a fresh `streamlit run app.py`)
+
+pytestmark = browser.pytestmark
+CHART = "[data-testid='stVegaLiteChart']"
+
+# Counts page script runs, and times the first Altair chart of a page: from its element appearing
+# to its marks being in the SVG (Vega draws them in one pass).
+WATCH = """(() => {
+  const seen = window.specviz = {runs: 0, chart: null, inserted: 0, drawn: 0};
+  let state = null;
+  new MutationObserver(() => {
+    const now = document.querySelector('[data-test-script-state]')?.getAttribute('data-test-script-state');
+    if (now === 'running' && state !== 'running') seen.runs += 1;
+    state = now;
+    const chart = document.querySelector("[data-testid='stVegaLiteChart']");
+    if (chart && chart !== seen.chart) Object.assign(seen, {chart, inserted: performance.now(), drawn: 0});
+    if (chart && !seen.drawn && chart.querySelector('svg .mark-rect path')) seen.drawn = performance.now();
+  }).observe(document, {subtree: true, childList: true, attributes: true, attributeFilter: ['data-test-script-state']});
+})()"""
+
+# Forget the chart timed so far (the next one is timed afresh); the time now.
+RESTART = "Object.assign(window.specviz, {chart: null, inserted: 0, drawn: 0}) && performance.now()"
+
+# Milliseconds from an action in the chart to its SVG changing, and to the frame after that (null:
+# nothing changed within 5 s).
+REDRAW = """async ([chartIndex, act]) => {
+  const chart = document.querySelectorAll("[data-testid='stVegaLiteChart']")[chartIndex];
+  const svg = chart.querySelector('svg');
+  let changed = 0;
+  const watch = new MutationObserver(() => { changed = changed || performance.now(); });
+  watch.observe(svg, {subtree: true, childList: true, attributes: true, characterData: true});
+  const start = performance.now();
+  (new Function('chart', act))(chart);
+  while (!changed && performance.now() - start < 5000) await new Promise(r => requestAnimationFrame(r));
+  await new Promise(r => requestAnimationFrame(r));
+  watch.disconnect();
+  return changed ? [changed - start, performance.now() - start] : null;
+}"""
+
+SLIDE = """const input = chart.querySelector('.vega-bind input[name=alpha]');
+input.value = String(VALUE); input.dispatchEvent(new Event('input', {bubbles: true}));"""
+
+# A drag on the timeline from X0 to X1 (fractions of its width), as Vega hears it: pressed on the
+# view's background, moved and released on the window.
+DRAG = """const view = chart.querySelector('.concat_0_group path.background');
+const box = view.getBoundingClientRect();
+const at = f => ({clientX: box.left + f * box.width, clientY: box.top + box.height / 2, bubbles: true,
+                  pointerId: 1, isPrimary: true, button: 0, buttons: 1});
+view.dispatchEvent(new PointerEvent('pointerdown', at(X0)));
+window.dispatchEvent(new PointerEvent('pointermove', at(X1)));
+window.dispatchEvent(new PointerEvent('pointerup', at(X1)));"""
+
+
+def launch(playwright):
+    chromium = playwright.chromium.launch(executable_path=browser.CHROMIUM, args=browser.ARGS)
+    page = chromium.new_page(viewport={"width": 1280, "height": 2000})
+    page.add_init_script(WATCH)
+    return chromium, page
+
+
+def open_linked_view(page) -> tuple[float, float]:
+    """Open Speedup curves; milliseconds from its chart's element to its marks, and from the click."""
+    clicked = page.evaluate(RESTART)
+    browser.open_page(page, "Speedup curves", "Speedup curves")
+    page.wait_for_function("window.specviz.drawn > 0")
+    inserted, drawn = page.evaluate("[window.specviz.inserted, window.specviz.drawn]")
+    return drawn - inserted, drawn - clicked
+
+
+def redraws(page, chart: int, actions: list[str]) -> tuple[float, float]:
+    """Median milliseconds to the SVG change and to the next frame over `actions`."""
+    times = [page.evaluate(REDRAW, [chart, act]) for act in actions]
+    assert None not in times, "an action did not redraw the chart"
+    return statistics.median(t[0] for t in times), statistics.median(t[1] for t in times)
+
+
+def test_theory_slider_redraws_without_a_rerun(app_url):  # noqa: F811
+    from playwright.sync_api import expect, sync_playwright
+
+    url, _ = app_url
+    browser.OUT.mkdir(exist_ok=True)
+    with sync_playwright() as p:
+        chromium, page = launch(p)
+        page.goto(url)
+        browser.settle(page)
+        browser.open_page(page, "Theory", "Theory")
+        chart = page.locator(CHART).first
+        expect(chart.locator("svg text", has_text="α = 0.80")).to_have_count(1)
+        page.wait_for_timeout(300)
+        chart.screenshot(path=browser.OUT / "theory-before.png")
+        runs = page.evaluate("window.specviz.runs")
+        slider = chart.locator(".vega-bind input[name='alpha']")
+        slider.focus()
+        for _ in range(30):
+            slider.press("ArrowLeft")
+        expect(chart.locator("svg text", has_text="α = 0.50")).to_have_count(1)
+        page.wait_for_timeout(1000)  # time for a rerun to show, were there one
+        chart.screenshot(path=browser.OUT / "theory-after.png")
+        assert page.evaluate("window.specviz.runs") == runs
+        assert page.get_attribute("[data-test-script-state]", "data-test-script-state") == "notRunning"
+        assert (browser.OUT / "theory-before.png").read_bytes() != (browser.OUT / "theory-after.png").read_bytes()
+        slid = redraws(page, 0, [SLIDE.replace("VALUE", str(v)) for v in (0.9, 0.3, 0.7, 0.99, 1.0, 0.6, 0.8)])
+        assert page.evaluate("window.specviz.runs") == runs
+        chromium.close()
+    (browser.OUT / "altair-timing.txt").write_text(
+        f"theory slider redraw: {slid[0]:.0f} ms to the SVG change, {slid[1]:.0f} ms to the next frame "
+        "(median of 7 moves)\n")
+
+
+def test_linked_view_brushes_in_the_browser_and_a_click_inspects(app_url, tmp_path):  # noqa: F811
+    from playwright.sync_api import expect, sync_playwright
+
+    url, _ = app_url
+    trace = synthetic_trace(512)
+    trace.save(tmp_path / "long.json")
+    with sync_playwright() as p:
+        chromium, page = launch(p)
+        page.goto(url)
+        browser.settle(page)
+        browser.open_page(page, "Traces", "Traces")
+        page.locator("input[type=file]").set_input_files(tmp_path / "long.json")
+        page.get_by_text("every page now shows it").wait_for(timeout=60_000)
+        browser.settle(page)
+        first = open_linked_view(page)
+        chart = page.locator(CHART).first
+        page.wait_for_timeout(300)
+        chart.screenshot(path=browser.OUT / "linked-before.png")
+        whole = chart.locator("svg text", has_text="α̂ = ").text_content()
+        runs = page.evaluate("window.specviz.runs")
+
+        timeline = chart.locator(".concat_0_group path.background").first.bounding_box()
+        y = timeline["y"] + timeline["height"] / 2
+        page.mouse.move(timeline["x"] + 0.05 * timeline["width"], y)
+        page.mouse.down()
+        page.mouse.move(timeline["x"] + 0.3 * timeline["width"], y, steps=5)
+        page.mouse.up()
+        expect(chart.locator("svg text", has_text="α̂ = ")).not_to_have_text(whole)
+        page.wait_for_timeout(1000)
+        chart.screenshot(path=browser.OUT / "linked-brushed.png")
+        assert page.evaluate("window.specviz.runs") == runs
+        assert (browser.OUT / "linked-before.png").read_bytes() != (browser.OUT / "linked-brushed.png").read_bytes()
+        drags = [DRAG.replace("X0", str(a)).replace("X1", str(b))
+                 for a, b in ((0.6, 0.9), (0.1, 0.5), (0.7, 0.75), (0.2, 0.95), (0.4, 0.6), (0.02, 0.3), (0.5, 0.8))]
+        brushed = redraws(page, 0, drags)
+        assert page.evaluate("window.specviz.runs") == runs
+
+        browser.open_page(page, "Traces", "Traces")
+        again = open_linked_view(page)
+        cells = chart.locator(".concat_1_group path.background").first.bounding_box()
+        iterations = len(trace.iterations)
+        page.mouse.click(cells["x"] + (100.45 / (iterations - 0.1)) * cells["width"], cells["y"] + 5)
+        page.locator("h3", has_text="Iteration 100:").wait_for(timeout=60_000)
+        assert page.locator("h1", has_text="Iteration inspector").count() == 1
+        chromium.close()
+    with (browser.OUT / "altair-timing.txt").open("a") as out:
+        out.write(f"linked view, {len(trace.generated_ids)}-token trace ({iterations} iterations): first draw "
+                  f"{first[0]:.0f} ms from the chart's element to its marks, {first[1]:.0f} ms from clicking the "
+                  f"page's link (the visit's first Vega chart: the library loads); coming back: {again[0]:.0f} ms "
+                  f"and {again[1]:.0f} ms\n")
+        out.write(f"linked view brush redraw: {brushed[0]:.0f} ms to the SVG change, {brushed[1]:.0f} ms to the "
+                  "next frame (median of 7 drags)\n")

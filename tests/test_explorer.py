@@ -1,0 +1,83 @@
+"""The theory explorer as a spec: α, c and γ bound to sliders, the browser's expressions equal to
+specviz.theory on a grid (α = 1 included), the measured trace marked on both views."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+from test_charts import make_trace
+from vega_expression import evaluate
+from vega_spec import units
+
+from specviz import charts, load_trace, theory
+from specviz.charts.explorer import MAX_GAMMA
+
+ALPHAS = [0.0, 0.01, 0.3, 0.5, 0.8, 0.95, 0.99, 0.999, 1.0]
+COSTS = [0.0, 0.05, 0.3, 1.0]
+THEORY = {"E": lambda a, g, c: theory.expected_tokens(a, g),
+          "drafts": lambda a, g, c: theory.expected_accepted_drafts(a, g),
+          "S": theory.walltime_improvement}
+
+
+def calculations(spec: dict) -> dict[str, set[str]]:
+    """The expressions the browser computes, by the field they compute."""
+    found: dict[str, set[str]] = {}
+    for unit in units(spec):
+        for step in unit.get("transform", []):
+            if "calculate" in step:
+                found.setdefault(step["as"], set()).add(step["calculate"])
+    return found
+
+
+@pytest.fixture(scope="module")
+def explorer_spec() -> dict:
+    return charts.theory_explorer(make_trace()).to_dict()
+
+
+def test_explorer_params_are_bound_to_sliders(explorer_spec):
+    params = {p["name"]: p for p in explorer_spec["params"]}
+    assert {name: params[name]["bind"]["input"] for name in params} == {
+        "alpha": "range", "c": "range", "gamma": "range", "show_drafts": "checkbox"}
+    assert (params["alpha"]["bind"]["min"], params["alpha"]["bind"]["max"]) == (0, 1)
+    assert (params["gamma"]["bind"]["min"], params["gamma"]["bind"]["max"]) == (1, MAX_GAMMA)
+    assert params["alpha"]["value"] == 0.8 and params["c"]["value"] == 0.05
+
+
+def test_explorer_expressions_agree_with_theory_on_a_grid(explorer_spec):
+    """Each formula is rendered twice (curves: α and c are params; plane: α is a field): both
+    strings, as the browser gets them, against specviz.theory, α = 1 included."""
+    found = calculations(explorer_spec)
+    assert len(found["E"]) == 1 and len(found["drafts"]) == 1 and len(found["S"]) == 2
+    checked = 0
+    for field, expressions in ((f, found[f]) for f in THEORY):
+        for text, a, g, c in itertools.product(expressions, ALPHAS, range(1, MAX_GAMMA + 1), COSTS):
+            env = {"alpha": a, "c": c, "datum.alpha": a, "datum.gamma": g}
+            assert evaluate(text, env) == pytest.approx(THEORY[field](a, g, c), rel=1e-9, abs=1e-9), (field, a, g, c)
+            checked += 1
+    assert checked == 4 * len(ALPHAS) * MAX_GAMMA * len(COSTS)
+
+
+def test_the_browsers_optimal_gamma_is_theorys(explorer_spec):
+    """The chart keeps the largest S with ties to the smaller γ; so does `theory.optimal_gamma`."""
+    curve_s = next(text for text in calculations(explorer_spec)["S"] if "datum.alpha" not in text)
+    for a, c in itertools.product(ALPHAS, COSTS):
+        speedups = {g: evaluate(curve_s, {"alpha": a, "c": c, "datum.gamma": g}) for g in range(1, MAX_GAMMA + 1)}
+        best = max(speedups.values())
+        assert min(g for g, s in speedups.items() if s == best) == theory.optimal_gamma(a, c, MAX_GAMMA)
+
+
+def test_explorer_marks_a_measured_trace_on_both_views(explorer_spec):
+    s = make_trace().summary()
+    values = [d for d in explorer_spec["datasets"].values() if d and "own" in d[0]]
+    assert values and all(row["alpha"] == pytest.approx(s.alpha) for rows in values for row in rows)
+    assert sum(1 for unit in units(explorer_spec) if unit.get("transform", [{}])[0].get("filter") == "datum.own") >= 3
+    bare = charts.theory_explorer(None).to_dict()
+    assert not [d for d in bare["datasets"].values() if d and "own" in d[0]]
+
+
+def test_explorer_rebuilds_from_a_saved_trace(tmp_path):
+    trace = make_trace()
+    trace.save(tmp_path / "trace.json")
+    loaded = load_trace(tmp_path / "trace.json")
+    assert charts.theory_explorer(loaded).to_dict() == charts.theory_explorer(trace).to_dict()
