@@ -74,7 +74,10 @@ class DecoderProcess:
         if not self.lock.locked():
             raise RuntimeError("hold DecoderProcess.lock while a request runs")
         self._ensure_started()
-        self._conn.send((models, work, args))
+        try:
+            self._conn.send((models, work, args))
+        except OSError as error:  # it died since the last request
+            raise self._lost() from error
         return Request(self, on_status)
 
     def cpu_seconds(self) -> float | None:
@@ -142,17 +145,24 @@ class Request:
         raise StopIteration
 
     def stop(self) -> list:
-        """Ask the decoder to stop after its current item; return the items it still sends."""
+        """Ask the decoder to stop after its current item; return the items it still sends (what
+        arrived before the end, should the process die meanwhile: a stop never raises)."""
         if self._done:
             return []
-        self._owner._conn.send("stop")
         left = []
-        while not self._done:
-            kind, payload = self._receive()
-            if kind == "item":
-                left.append(payload)
-            elif kind in ("error", "done"):
-                self._done = True
+        try:
+            self._owner._conn.send("stop")
+            while not self._done:
+                kind, payload = self._receive()
+                if kind == "item":
+                    left.append(payload)
+                elif kind in ("error", "done"):
+                    self._done = True
+        except OSError:  # the process died before the stop reached it
+            self._done = True
+            self._owner._lost()
+        except SpecvizError:  # it died while we drained: `_receive` has reset it
+            pass
         return left
 
     def close(self) -> None:

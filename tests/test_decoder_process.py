@@ -120,3 +120,19 @@ def test_thread_count_leaves_a_core_to_the_server(monkeypatch):
     monkeypatch.setenv("SPECVIZ_THREADS", "0")
     with pytest.raises(SpecvizError, match="SPECVIZ_THREADS must be a whole number >= 1"):
         decoder_threads()
+
+
+def test_stopping_a_run_whose_process_died_keeps_what_arrived(models):
+    fresh = DecoderProcess(threads=1)
+    try:
+        with fresh.lock:
+            traces = follow_trace(fresh.request(models, trace_stream, PROMPT, DecodeSettings(gamma=1,
+                                                                                            max_new_tokens=200)))
+            trace = next(traces)
+            os.kill(fresh._child.pid, signal.SIGKILL)
+            fresh._child.wait()
+            traces.close()
+        assert trace.iterations and trace.generated_ids == [t for it in trace.iterations for t in it.emitted_ids]
+        assert run(fresh, models, DecodeSettings(max_new_tokens=2)).generated_ids
+    finally:
+        fresh.close()
