@@ -203,11 +203,11 @@ def serve(fd: int, threads: int) -> None:
 def _stream(items: Iterator, conn: Connection) -> None:
     """Send what `items` yields; on a stop, let it finish with `StopRequested` and send its last word."""
     try:
-        if conn.poll() and conn.recv() == "stop":  # stopped while its models loaded
+        if _stop_asked(conn):  # while its models loaded
             return
         for item in items:
             conn.send(("item", item))
-            if conn.poll() and conn.recv() == "stop":
+            if _stop_asked(conn):
                 try:
                     conn.send(("item", items.throw(StopRequested())))
                 except (StopRequested, StopIteration):
@@ -215,6 +215,11 @@ def _stream(items: Iterator, conn: Connection) -> None:
                 return
     finally:
         items.close()
+
+
+def _stop_asked(conn: Connection) -> bool:
+    """Has the page sent "stop"? (Nothing else arrives while a request runs.)"""
+    return conn.poll() and conn.recv() == "stop"
 
 
 def _load(models: ModelSpec, loaded: dict, status: Callable[[str | None], None]):
@@ -225,9 +230,8 @@ def _load(models: ModelSpec, loaded: dict, status: Callable[[str | None], None])
     from specviz.models import load_model
     from specviz.settings import DecodeSettings
 
-    key = (models.target, models.drafter, models.draft_model)
-    if key in loaded:
-        return loaded[key]
+    if models in loaded:
+        return loaded[models]
     if models.target not in loaded:
         status(f"Loading the target model {models.target or 'SmolLM2-135M-Instruct (embedded)'}…")
         loaded[models.target] = load_model(models.target)
@@ -235,9 +239,9 @@ def _load(models: ModelSpec, loaded: dict, status: Callable[[str | None], None])
     status(f"Preparing the drafter ({models.drafter})…")
     drafter = build_drafter(models.drafter, target, models.draft_model)
     generate(target, drafter, "Hello", DecodeSettings(temperature=0.0, max_new_tokens=4, record=False))
-    loaded[key] = target, drafter
+    loaded[models] = target, drafter
     status(None)
-    return loaded[key]
+    return target, drafter
 
 
 def _portable(error: Exception) -> Exception:

@@ -135,11 +135,9 @@ def run_bench(args: argparse.Namespace) -> None:
                                               max_new_tokens=args.max_new_tokens, record=record)
                     methods.append(replace(engine_method(target, drafter, kind, settings, chat, held),
                                            prompts=subset))
-                if process is not None:
-                    app_settings = DecodeSettings(gamma=gamma, temperature=args.temperature,
-                                                  draft_confidence=confidence, max_new_tokens=args.max_new_tokens)
+                if process is not None:  # the app records, as the rows with recording on do
                     methods.append(replace(app_method(process, ModelSpec(args.target, kind, path), target,
-                                                      app_settings, chat), prompts=subset))
+                                                      replace(settings, record=True), chat), prompts=subset))
             if not args.no_hf and kind in HF_DRAFTERS:
                 hf_settings = DecodeSettings(gamma=gamma, temperature=args.temperature,
                                              max_new_tokens=args.max_new_tokens)

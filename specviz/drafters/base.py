@@ -70,10 +70,9 @@ def draft_loop(logits: torch.Tensor, step: Callable[[torch.Tensor], torch.Tensor
             logits = step(token)
             calls += 1
     if not tokens:
-        return Draft(torch.empty(0, dtype=torch.long, device=logits.device),
-                     torch.empty(0, logits.shape[-1], device=logits.device), calls, unsure)
+        return empty_draft(logits.shape[-1], logits.device, calls, unsure)
     return Draft(torch.stack(tokens), torch.stack(qs), calls, unsure)
 
 
-def empty_draft(vocab: int, device: torch.device) -> Draft:
-    return Draft(torch.empty(0, dtype=torch.long, device=device), torch.empty(0, vocab, device=device))
+def empty_draft(vocab: int, device: torch.device, calls: int = 0, unsure: bool = False) -> Draft:
+    return Draft(torch.empty(0, dtype=torch.long, device=device), torch.empty(0, vocab, device=device), calls, unsure)
