@@ -84,22 +84,25 @@ class Run:
             draft = self.drafter.propose(generated, gamma, self.warper, self.generator, s.draft_confidence)
         t1 = self.clock.now()
         drafted = draft.tokens.tolist()
+        fed = seq + drafted
         if self.observe is None:
-            logits = self.lm.logits(seq + drafted, last=len(drafted) + 1)
+            logits = self.lm.logits(fed, last=len(drafted) + 1, parents=draft.parents)
         else:
-            logits, hidden = self.lm.logits(seq + drafted, last=len(drafted) + 1, hidden=len(drafted) + 1)
+            logits, hidden = self.lm.logits(fed, last=len(drafted) + 1, hidden=len(drafted) + 1,
+                                            parents=draft.parents)
         logits = logits[:, : self.vocab]
         t2 = self.clock.now()
         p = self.warper.probs(logits)
         if s.rule == "sampling":
-            verdict = verification.lossless(p, draft.q, draft.tokens, self.generator)
+            verdict = verification.lossless(p, draft.q, draft.tokens, self.generator, draft.parents, draft.sampled)
         elif s.rule == "greedy":
-            verdict = verification.greedy(p, draft.tokens)
+            verdict = verification.greedy(p, draft.tokens, draft.parents)
         else:
-            verdict = verification.spec_verification(logits, draft.tokens, s.beta, s.tau)
-        emitted = self._emitted(drafted[: verdict.accepted], verdict, budget)
+            verdict = verification.spec_verification(logits, draft.tokens, s.beta, s.tau, draft.parents)
+        emitted = self._emitted([drafted[i] for i in verdict.path], verdict, budget)
         if self.observe is not None:
-            self.observe(hidden[: len(emitted)])
+            rows = [0] + [i + 1 for i in verdict.path]   # the root's feature, then each accepted node's
+            self.observe(hidden[rows[: len(emitted)]])
         t3 = self.clock.now()
         iteration = Iteration(index=index, drafted=len(drafted), accepted=verdict.accepted,
                               emitted_ids=emitted, draft_time=t1 - t0, verify_time=t2 - t1,

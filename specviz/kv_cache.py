@@ -6,6 +6,11 @@ EAGLE head reads). It remembers which tokens its cache already holds, keeps the 
 `seq` (`DynamicCache.crop(-k)` drops the k newest entries, so a rejected draft leaves the cache
 as if it had never been fed) and runs the model only on the new tokens. An encoder-decoder
 model runs its encoder once per prompt; `seq` is then the decoder's sequence.
+
+A token tree (`parents` for the last tokens of `seq`, see `specviz.tree`) is fed in the same single
+pass with a tree attention mask and positions by depth. The cache then holds every node; the next
+call keeps of them only the path that `seq` went on with, selecting those positions (no re-feeding),
+so the cache is again exactly that of the committed sequence.
 """
 
 from __future__ import annotations
@@ -16,7 +21,9 @@ import time
 import torch
 from transformers import DynamicCache, EncoderDecoderCache
 
+from specviz.errors import SpecvizError
 from specviz.models import LoadedModel
+from specviz.tree import attention_mask, children, depths, is_chain
 
 
 class CachedLM:
@@ -29,6 +36,7 @@ class CachedLM:
         self.encoder_outputs = None
         self.cache = None
         self.fed: list[int] = []
+        self.tree: tuple[list[int], list[int]] | None = None  # tokens and parents of the nodes after `fed`
         # Only the last positions' logits are needed: skip the LM head on the rest (prefill, catch-up).
         self.keep_logits = "logits_to_keep" in inspect.signature(self.model.forward).parameters
 
@@ -40,7 +48,7 @@ class CachedLM:
         decoder starts from its start token.
         """
         self.calls = 0
-        self.fed = []
+        self.fed, self.tree = [], None
         if self.loaded.is_encoder_decoder:
             ids = torch.tensor([prompt_ids], device=self.loaded.device)
             self.encoder_outputs = self.model.get_encoder()(input_ids=ids)
@@ -50,13 +58,18 @@ class CachedLM:
         return list(prompt_ids)
 
     @torch.inference_mode()
-    def logits(self, seq: list[int], last: int = 1,
-               hidden: int = 0) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
+    def logits(self, seq: list[int], last: int = 1, hidden: int = 0,
+               parents: list[int] | None = None) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
         """Next-token logits [last, V] for the last `last` positions of seq; with `hidden` > 0,
         also the final layer's hidden states [hidden, d] (the LM head's input) of its last `hidden`
-        positions, which must all be new to the cache."""
+        positions, which must all be new to the cache. With `parents`, the last len(parents) tokens
+        of seq are a token tree's nodes rather than a sequence."""
+        tree = parents is not None and not is_chain(parents)
+        if tree and self.loaded.is_encoder_decoder:
+            raise SpecvizError(f"{self.loaded.name}: token trees need a decoder-only model; use a chain (top-k 1)")
         keep = 0
         if self.use_cache:
+            self._keep_path(seq)
             keep = min(_common_prefix(self.fed, seq), len(seq) - last)
             if len(self.fed) > keep:
                 self.cache.crop(keep - len(self.fed))
@@ -65,11 +78,18 @@ class CachedLM:
             self.cache = EncoderDecoderCache(DynamicCache(), DynamicCache()) \
                 if self.loaded.is_encoder_decoder else DynamicCache()
         new = torch.tensor([seq[keep:]], device=self.loaded.device)
+        extra = {"logits_to_keep": last} if self.keep_logits else {}
+        if tree:
+            n, device = len(parents), self.loaded.device
+            lead = len(seq) - n
+            self.fed, self.tree = seq[:lead], (seq[lead:], list(parents))
+            at = list(range(keep, lead)) + [lead - 1 + d for d in depths(parents)]
+            extra["position_ids"] = torch.tensor([at], device=device)
+            extra["attention_mask"] = attention_mask(parents, keep, len(seq) - keep, self.loaded.dtype, device)
         if self.loaded.is_encoder_decoder:
             out = self.model(encoder_outputs=self.encoder_outputs, decoder_input_ids=new,
                              past_key_values=self.cache, use_cache=True, output_hidden_states=hidden > 0)
         else:
-            extra = {"logits_to_keep": last} if self.keep_logits else {}
             out = self.model(input_ids=new, past_key_values=self.cache, use_cache=True,
                              output_hidden_states=hidden > 0, **extra)
         self.calls += 1
@@ -80,6 +100,23 @@ class CachedLM:
             return out.logits[0, -last:], states[-1][0, -hidden:]
         return out.logits[0, -last:]
 
+    def _keep_path(self, seq: list[int]) -> None:
+        """After a tree pass: keep in the cache the committed prefix and the nodes of the path seq
+        took through the tree (SpecInfer's tree-based parallel decoding keeps the accepted path's
+        keys and values); drop every other node."""
+        if self.tree is None:
+            return
+        (tokens, parents), lead = self.tree, len(self.fed)
+        tree, node, kept = children(parents), -1, []
+        for token in seq[lead:]:
+            node = next((c for c in tree.get(node, []) if tokens[c] == token), None)
+            if node is None:
+                break
+            kept.append(node)
+        index = torch.tensor(list(range(lead)) + [lead + i for i in kept], device=self.loaded.device)
+        for layer in self.cache.layers:
+            layer.keys, layer.values = layer.keys[:, :, index], layer.values[:, :, index]
+        self.fed, self.tree = self.fed + [tokens[i] for i in kept], None
 
 def _common_prefix(a: list[int], b: list[int]) -> int:
     n = 0

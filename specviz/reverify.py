@@ -15,17 +15,15 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-import torch
-
 from specviz.trace import DraftStep, Trace
-from specviz.verification import first_failure
+from specviz.tree import walk
 
 
 @dataclass
 class Reverified:
     index: int
     drafted: int
-    accepted: int            # drafts kept under (β, τ), up to the first failure
+    accepted: int            # drafts kept under (β, τ): the path of passing nodes from the root
     passed: list[bool]       # each position's own test
     recorded_accepted: int   # what the run itself accepted
 
@@ -44,8 +42,7 @@ def reverify(trace: Trace, beta: int, tau: float) -> list[Reverified]:
     out = []
     for it in trace.iterations:
         passed = [spec_test(step, beta, tau) for step in it.drafts]
-        kept = first_failure(torch.tensor(passed, dtype=torch.bool))
-        out.append(Reverified(it.index, it.drafted, kept, passed, it.accepted))
+        out.append(Reverified(it.index, it.drafted, len(walk(passed, it.parents)[0]), passed, it.accepted))
     return out
 
 

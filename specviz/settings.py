@@ -8,6 +8,8 @@ from specviz.errors import SpecvizError
 
 VERIFY_RULES = ("sampling", "greedy", "spec")
 MAX_GAMMA = 64
+MAX_BRANCHES = 16
+MAX_NODES = 256
 
 
 @dataclass(frozen=True)
@@ -21,6 +23,9 @@ class DecodeSettings:
     most likely token has probability below it, so γ becomes a maximum (llama.cpp's p_min). The
     greedy rules draft with argmax and record p and q at temperature 1, so the pictures still show
     the models' beliefs.
+
+    Token trees: `gamma` is the tree's depth, `branches` the children (the drafter's top-k) of each
+    expanded node, `nodes` the budget N of nodes kept (0: no budget). `branches` 1 is a chain.
     """
 
     gamma: int = 4
@@ -37,6 +42,8 @@ class DecodeSettings:
     first_target: bool = False
     target_latency_ms: float = 0.0
     draft_confidence: float = 0.0
+    branches: int = 1
+    nodes: int = 0
 
     def __post_init__(self) -> None:
         checks = [
@@ -51,6 +58,8 @@ class DecodeSettings:
             (self.record_top_k >= 1, f"record_top_k must be >= 1, got {self.record_top_k}"),
             (self.target_latency_ms >= 0, f"target_latency_ms must be >= 0, got {self.target_latency_ms}"),
             (0 <= self.draft_confidence < 1, f"draft_confidence must be in [0, 1), got {self.draft_confidence}"),
+            (1 <= self.branches <= MAX_BRANCHES, f"branches must be between 1 and {MAX_BRANCHES}, got {self.branches}"),
+            (0 <= self.nodes <= MAX_NODES, f"nodes must be between 0 (no budget) and {MAX_NODES}, got {self.nodes}"),
         ]
         for ok, message in checks:
             if not ok:

@@ -1,6 +1,6 @@
 """The trace: everything one run decided, as plain records that save to JSON.
 
-Schema (version 1), top level:
+Schema (version 2), top level:
   format "specviz-trace", version, prompt, prompt_ids, target, drafter, device, dtype,
   settings (DecodeSettings), iterations [Iteration], generated_ids, text, wall_time, summary,
   threads (torch CPU threads of the process that ran it; 0 if unknown), waited (seconds the run
@@ -9,9 +9,15 @@ Schema (version 1), top level:
 Iteration: index, drafted, accepted, emitted_ids, drafts [DraftStep], final FinalToken | null,
   draft_time, verify_time, sample_time, draft_calls (seconds; drafter forward passes), unsure
   (the drafter stopped before γ: its most likely token fell below settings.draft_confidence).
-DraftStep: position (1-based), token_id, token, q, p, ratio, u, verdict
-  ("accepted" | "rejected" | "unverified"), rule, beta = Σ min(p, q), p_top, q_top,
-  residual_top, residual_mass (mass of max(0, p - q) before normalising; rejected position only).
+  `drafts` are the nodes of the iteration's token tree (a chain in order, or parents before children).
+DraftStep: position (the node's depth, 1-based), token_id, token, q, p (the target's, after the
+  node's parent), ratio, u, verdict ("accepted": on the accepted path | "rejected": tested and
+  refused | "unverified": never reached), rule, beta = Σ min(p, q), p_top (p after the parent),
+  q_top, residual_top, residual_mass (the distribution left after this node was rejected,
+  norm(max(0, p' - q)), and its mass before normalising; rejected nodes under the sampling rule),
+  parent (index of the parent node in `drafts`, -1 for the root's children; null: the node before
+  it, as in a chain), sampled (false: picked by rank, tested as a one-hot q). Version 2 added
+  parent and sampled; a version 1 file loads as chains.
 FinalToken: kind ("correction" | "bonus" | "target"), token_id, token, sampled_from
   ("residual" | "p" | "argmax p"), top (TopK of that distribution).
 TopK: ids, tokens, probs.
@@ -30,7 +36,7 @@ from specviz.errors import SpecvizError
 from specviz.settings import DecodeSettings
 
 FORMAT = "specviz-trace"
-VERSION = 1
+VERSION = 2
 
 
 @dataclass
@@ -56,6 +62,8 @@ class DraftStep:
     q_top: TopK | None = None
     residual_top: TopK | None = None
     residual_mass: float | None = None
+    parent: int | None = None
+    sampled: bool = True
 
 
 @dataclass
@@ -80,6 +88,11 @@ class Iteration:
     sample_time: float = 0.0
     draft_calls: int = 0
     unsure: bool = False
+
+    @property
+    def parents(self) -> list[int]:
+        """The tree of `drafts`: each node's parent, -1 for the root's children."""
+        return [i - 1 if d.parent is None else d.parent for i, d in enumerate(self.drafts)]
 
     @property
     def evaluated(self) -> int:
@@ -176,8 +189,8 @@ def trace_from_dict(data: dict) -> Trace:
     """Rebuild a Trace from its JSON form; anything else raises SpecvizError."""
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise SpecvizError("not a specviz trace (missing \"format\": \"specviz-trace\")")
-    if data.get("version") != VERSION:
-        raise SpecvizError(f"unsupported specviz trace version {data.get('version')!r} (expected {VERSION})")
+    if data.get("version") not in (1, VERSION):
+        raise SpecvizError(f"unsupported specviz trace version {data.get('version')!r} (expected 1 to {VERSION})")
     try:
         iterations = [_iteration(it) for it in data["iterations"]]
         return Trace(

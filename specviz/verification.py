@@ -1,32 +1,35 @@
-"""Verification rules: pure functions from (p, q, drafted tokens) to a verdict.
+"""Verification rules: pure functions from (p, q, a drafted token tree) to a verdict.
 
-Each rule looks at the γ drafted tokens x̃₁..x̃γ and the target's γ+1 next-token distributions
-(position γ+1 is the one after the whole draft) and returns how many drafts are `accepted`, the
-`recovered` token that replaces the first rejected draft, or the `bonus` token when all drafts
-were accepted. Exactly one of recovered / bonus is set.
+The draft is a tree of n nodes (`specviz.tree`; a chain of γ tokens is the tree with one branch).
+p [n+1, V] holds the target's next-token distributions: row 0 after the committed prefix (the
+root), row i+1 after node i. Each rule walks down from the root, at each node trying its children
+in the drafter's order, and returns the accepted `path`, then the `recovered` token drawn where
+every child was rejected, or the `bonus` token drawn after a leaf. Exactly one of them is set.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import torch
+
+from specviz.tree import chain, children, walk
 
 
 @dataclass
 class Verdict:
-    accepted: int                       # n: drafts kept, counted up to the first rejection
-    passed: torch.Tensor                # [γ] bool: each position's own test, before taking the prefix
-    recovered: int | None = None        # token sampled at position n+1 after a rejection
-    bonus: int | None = None            # token sampled from p at position γ+1 when n = γ
-    u: torch.Tensor | None = None       # [γ] the uniform draws (lossless rule only)
-    residual: torch.Tensor | None = None  # [V] max(0, p - q) at the rejected position, unnormalised
+    path: list[int]                     # accepted nodes, root's child first
+    passed: torch.Tensor                # [n] bool: each node's own test against its parent's p
+    tested: list[int] = field(default_factory=list)  # nodes tried, in order (the path's and rejected siblings)
+    recovered: int | None = None        # token sampled where every child was rejected
+    bonus: int | None = None            # token sampled from p after the last accepted node, a leaf
+    u: torch.Tensor | None = None       # [n] the uniform draws (lossless rule only)
+    residuals: dict[int, torch.Tensor] = field(default_factory=dict)  # rejected node -> max(0, p - q), unnormalised
 
-
-def first_failure(passed: torch.Tensor) -> int:
-    """n = number of leading True values: drafts after the first rejection never count."""
-    failed = (~passed).nonzero()
-    return int(failed[0]) if len(failed) else len(passed)
+    @property
+    def accepted(self) -> int:
+        """Drafts kept: the accepted path's length."""
+        return len(self.path)
 
 
 def residual(p: torch.Tensor, q: torch.Tensor) -> torch.Tensor:
@@ -37,60 +40,100 @@ def residual(p: torch.Tensor, q: torch.Tensor) -> torch.Tensor:
     return (p - q).clamp_min(0.0)
 
 
-def lossless(p: torch.Tensor, q: torch.Tensor, draft: torch.Tensor,
-             generator: torch.Generator) -> Verdict:
-    """Speculative sampling (Leviathan et al., Algorithm 1).
+def lossless(p: torch.Tensor, q: torch.Tensor, draft: torch.Tensor, generator: torch.Generator,
+             parents: list[int] | None = None, sampled: list[bool] | None = None) -> Verdict:
+    """Speculative sampling on a token tree: Leviathan et al., Algorithm 1, for a chain; SpecInfer's
+    multi-step speculative sampling (Miao et al., Algorithm 2) at a node with several children.
 
-    p: [γ+1, V] target distributions, q: [γ, V] draft distributions, draft: [γ] tokens drawn
-    from q. Accept x̃ᵢ when uᵢ ≤ min(1, pᵢ(x̃ᵢ)/qᵢ(x̃ᵢ)); at the first rejection sample from
-    norm(max(0, p - q)); if all γ pass, sample the bonus token from p at position γ+1.
-    The output is distributed exactly as p, whatever q is.
+    q [n, V]: the distribution node i was drawn from. At a node with current target distribution
+    p', child x ~ q is kept when u ≤ min(1, p'(x)/q(x)); on rejection p' becomes
+    norm(max(0, p' − q)) before the next sibling is tried, and after the last sibling the
+    correction is drawn from what is left. A child that was picked rather than sampled
+    (`sampled` False: top-k children, a copied continuation) is the case q = one-hot(x): it is kept
+    with probability p'(x), else x is removed from p'. Each step returns a token distributed
+    exactly as p', so the output is distributed as p whatever the drafter proposed. A leaf whose
+    token was kept is followed by the bonus token drawn from p after it.
     """
-    gamma = len(draft)
-    u = torch.rand(gamma, generator=generator, device=p.device)
-    rows = torch.arange(gamma, device=p.device)
-    p_draft, q_draft = p[rows, draft], q[rows, draft]
+    n = len(draft)
+    parents = chain(n) if parents is None else parents
+    sampled = [True] * n if sampled is None else sampled
+    u = torch.rand(n, generator=generator, device=p.device)
+    rows = torch.arange(n, device=p.device)
+    q_sampled = torch.tensor(sampled, dtype=torch.bool, device=p.device)
+    q_draft = torch.where(q_sampled, q[rows, draft], 1.0)
+    p_draft = p[_rows(parents, p.device), draft]
     passed = u * q_draft <= p_draft          # u <= p/q without dividing by a zero q
-    n = first_failure(passed)
-    if n == gamma:
-        bonus = torch.multinomial(p[gamma], 1, generator=generator)
-        return Verdict(n, passed, bonus=int(bonus), u=u)
-    leftover = residual(p[n], q[n])
-    mass = leftover.sum()
-    target = leftover / mass if mass > 0 else p[n]
-    recovered = torch.multinomial(target, 1, generator=generator)
-    return Verdict(n, passed, recovered=int(recovered), u=u, residual=leftover)
+    tree, tokens = children(parents), draft.tolist()
+    verdict = Verdict([], passed, u=u)
+    node, first = -1, passed.tolist()
+    while True:
+        kids, target = tree.get(node, []), None   # target: p' once a sibling was rejected
+        for child in kids:
+            verdict.tested.append(child)
+            if target is None:
+                ok = first[child]
+            else:
+                ok = bool(u[child] * q_draft[child] <= target[tokens[child]])
+            if ok:
+                break
+            q_child = q[child] if sampled[child] else torch.nn.functional.one_hot(
+                draft[child], p.shape[-1]).to(p.dtype)
+            left = residual(p[node + 1] if target is None else target, q_child)
+            verdict.residuals[child] = left
+            mass = left.sum()
+            target = left / mass if mass > 0 else p[node + 1]
+        else:
+            source = p[node + 1] if target is None else target
+            token = int(torch.multinomial(source, 1, generator=generator))
+            if kids:
+                verdict.recovered = token
+            else:
+                verdict.bonus = token
+            return verdict
+        verdict.path.append(child)
+        node = child
 
 
-def greedy(p: torch.Tensor, draft: torch.Tensor) -> Verdict:
-    """Greedy verification (Petals): accept while x̃ᵢ = argmax pᵢ, then emit the target's argmax.
-
-    The output is token for token the target's own greedy decoding.
-    """
+def greedy(p: torch.Tensor, draft: torch.Tensor, parents: list[int] | None = None) -> Verdict:
+    """Greedy verification (Petals) on a tree: follow the child equal to argmax p, then emit the
+    target's argmax. The output is token for token the target's own greedy decoding."""
     top1 = p.argmax(dim=-1)
-    return _take_top1(draft == top1[: len(draft)], top1)
+    parents = chain(len(draft)) if parents is None else parents
+    passed = draft == top1[_rows(parents, p.device)]
+    return _walk(passed, parents, top1.tolist())
 
 
-def spec_verification(logits: torch.Tensor, draft: torch.Tensor, beta: int, tau: float) -> Verdict:
-    """SpecDec Spec-Verification (Xia et al., eq. 8-9).
+def spec_verification(logits: torch.Tensor, draft: torch.Tensor, beta: int, tau: float,
+                      parents: list[int] | None = None) -> Verdict:
+    """SpecDec Spec-Verification (Xia et al., eq. 8-9) on a tree.
 
-    Accept x̃ᵢ when it ranks within the target's top-β (eq. 8) and its log-probability is at most
-    τ below the top-1's (eq. 9); at the first miss emit the target's top-1. Ranks break ties by
-    token id, as argmax does, so β = 1 is exactly greedy verification.
+    Accept x̃ when it ranks within the target's top-β (eq. 8) and its log-probability is at most
+    τ below the top-1's (eq. 9); among a node's children take the one the target ranks best of
+    those that pass; where none passes emit the target's top-1. Ranks break ties by token id, as
+    argmax does, so β = 1 is exactly greedy verification.
     """
     logp = torch.log_softmax(logits.float(), dim=-1)
-    gamma = len(draft)
-    rows = torch.arange(gamma, device=logp.device)
-    logp_draft = logp[rows, draft].unsqueeze(-1)
+    parents = chain(len(draft)) if parents is None else parents
+    rows = logp[_rows(parents, logp.device)]
+    logp_draft = rows.gather(-1, draft[:, None])
     ids = torch.arange(logp.shape[-1], device=logp.device)
-    ahead = (logp[:gamma] > logp_draft) | ((logp[:gamma] == logp_draft) & (ids < draft.unsqueeze(-1)))
+    ahead = (rows > logp_draft) | ((rows == logp_draft) & (ids < draft[:, None]))
     rank = ahead.sum(dim=-1)
-    gap = logp[:gamma].max(dim=-1).values - logp_draft.squeeze(-1)
-    return _take_top1((rank < beta) & (gap <= tau), logp.argmax(dim=-1))
+    gap = rows.max(dim=-1).values - logp_draft.squeeze(-1)
+    return _walk((rank < beta) & (gap <= tau), parents, logp.argmax(dim=-1).tolist(), rank.tolist())
 
 
-def _take_top1(passed: torch.Tensor, top1: torch.Tensor) -> Verdict:
-    n = first_failure(passed)
-    if n == len(passed):
-        return Verdict(n, passed, bonus=int(top1[n]))
-    return Verdict(n, passed, recovered=int(top1[n]))
+def _walk(passed: torch.Tensor, parents: list[int], top1: list[int], rank: list[int] | None = None) -> Verdict:
+    """Follow the passing children (`tree.walk`), then emit the target's top-1 after the last one."""
+    path, tested = walk(passed.tolist(), parents, rank)
+    verdict, last = Verdict(path, passed, tested), path[-1] if path else -1
+    if any(parents[c] == last for c in tested):   # the last accepted node has children, none passed
+        verdict.recovered = top1[last + 1]
+    else:
+        verdict.bonus = top1[last + 1]
+    return verdict
+
+
+def _rows(parents: list[int], device: torch.device) -> torch.Tensor:
+    """Each node's row of p: the distribution after its parent."""
+    return torch.tensor(parents, dtype=torch.long, device=device) + 1

@@ -104,8 +104,8 @@ def test_verifier_without_residual_is_caught(target_without_eos, monkeypatch):
 
     lossless = verification.lossless
 
-    def no_residual(p, q, draft, generator):
-        verdict = lossless(p, q, draft, generator)
+    def no_residual(p, q, draft, generator, *tree):
+        verdict = lossless(p, q, draft, generator, *tree)
         if verdict.recovered is not None:
             verdict.recovered = int(torch.multinomial(p[verdict.accepted], 1, generator=generator))
         return verdict

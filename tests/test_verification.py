@@ -19,7 +19,7 @@ def test_lossless_accepts_when_u_below_ratio_and_resamples_from_residual():
         if v.accepted == 0:
             rejected += 1
             assert v.recovered in (1, 2)  # residual max(0, p - q) = [0, 0.35, 0.05]
-            assert v.residual.tolist() == pytest.approx([0.0, 0.35, 0.05])
+            assert v.residuals[0].tolist() == pytest.approx([0.0, 0.35, 0.05])
             assert v.u[0] > 0.2
         else:
             accepted += 1

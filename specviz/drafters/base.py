@@ -15,15 +15,33 @@ from dataclasses import dataclass
 
 import torch
 
+from specviz.tree import chain
 from specviz.warpers import Warper
 
 
 @dataclass
 class Draft:
-    tokens: torch.Tensor   # [n] drafted token ids, n <= γ
-    q: torch.Tensor        # [n, V] float32: the distribution each token was drawn from
+    """A token tree (see `specviz.tree`); a chain unless `parents` says otherwise.
+
+    Node i's token was proposed from q[i], the drafter's distribution after its parent. A node is
+    `sampled` when its token is a draw from q[i] whose place in the tree did not depend on its value;
+    otherwise (the top-k children of a node, a pruned tree, a copied continuation) it was picked,
+    and the lossless rule tests it as a draw from the one-hot distribution on its token.
+    """
+
+    tokens: torch.Tensor   # [n] drafted token ids, parents before children
+    q: torch.Tensor        # [n, V] float32: the drafter's distribution each token came from
     calls: int = 0         # drafter forward passes spent (0 for model-free drafters)
     unsure: bool = False   # drafting stopped early: the drafter's most likely token fell below the confidence
+    parents: list[int] | None = None   # node -> parent node, -1 for the root's children; None: a chain
+    sampled: list[bool] | None = None  # node -> drawn from q[i] (None: every node)
+
+    def __post_init__(self) -> None:
+        n = len(self.tokens)
+        self.parents = chain(n) if self.parents is None else list(self.parents)
+        self.sampled = [True] * n if self.sampled is None else list(self.sampled)
+        if len(self.parents) != n or len(self.sampled) != n or any(not -1 <= p < i for i, p in enumerate(self.parents)):
+            raise ValueError("a draft's parents must list, for each node, -1 or an earlier node")
 
 
 class Drafter:
