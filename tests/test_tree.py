@@ -1,0 +1,181 @@
+"""Token trees in the engine: the tree mask, the KV cache after a tree pass, the rules on trees."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from scipy.stats import chisquare
+
+from specviz import generate, load_model, tree, verification
+from specviz.drafters.base import Draft, Drafter
+from specviz.kv_cache import CachedLM
+from specviz.settings import DecodeSettings
+from specviz.trace import load_trace
+from specviz.warpers import Warper
+
+# A tree of 6 nodes over the root r:   r ─ 0 ─ 2 ─ 5
+#                                       │    └ 3
+#                                       └ 1 ─ 4
+PARENTS = [-1, -1, 0, 0, 1, 2]
+
+
+def test_tree_helpers():
+    assert tree.depths(PARENTS) == [1, 1, 2, 2, 2, 3]
+    assert tree.children(PARENTS) == {-1: [0, 1], 0: [2, 3], 1: [4], 2: [5]}
+    assert tree.path(PARENTS, 5) == [0, 2, 5]
+    assert tree.is_chain(tree.chain(4)) and not tree.is_chain(PARENTS)
+    mask = tree.attention_mask(PARENTS, past=3, new=7, dtype=torch.float32, device=torch.device("cpu"))[0, 0] == 0
+    assert mask.shape == (7, 10)
+    assert mask[0].tolist() == [True] * 4 + [False] * 6           # a committed token fed before the tree
+    node5 = mask[1 + 5].tolist()                                    # sees the prefix, 0, 2 and itself
+    assert node5 == [True] * 4 + [True, False, True, False, False, True]
+
+
+def test_cache_after_a_tree_pass_is_the_cache_of_the_accepted_path(tiny_llama_dirs):
+    """Feeding a tree in one pass, then going on along one branch, leaves exactly the keys and
+    values (and logits) of feeding that branch directly."""
+    target = load_model(str(tiny_llama_dirs[0]))
+    prompt = [5, 9, 14, 3, 7]
+    nodes = [11, 12, 13, 4, 6, 15]
+    via_tree, direct = CachedLM(target), CachedLM(target)
+    via_tree.start(prompt), direct.start(prompt)
+    tree_logits = via_tree.logits(prompt + nodes, last=len(nodes) + 1, parents=PARENTS)
+    for node in range(len(nodes)):   # each node's logits are those of its own path fed alone
+        branch = [nodes[i] for i in tree.path(PARENTS, node)]
+        alone = CachedLM(target)
+        alone.start(prompt)
+        assert torch.allclose(tree_logits[node + 1], alone.logits(prompt + branch)[0], atol=1e-4)
+    accepted = prompt + [nodes[0], nodes[2], nodes[5]] + [8]        # path 0 → 2 → 5, then a bonus token
+    after_tree = via_tree.logits(accepted)
+    after_direct = direct.logits(accepted)
+    assert torch.allclose(after_tree, after_direct, atol=1e-4)
+    assert via_tree.fed == direct.fed == accepted
+    for a, b in zip(via_tree.cache.layers, direct.cache.layers, strict=True):
+        assert a.keys.shape == b.keys.shape
+        assert torch.allclose(a.keys, b.keys, atol=1e-4) and torch.allclose(a.values, b.values, atol=1e-4)
+
+
+def test_a_chain_goes_through_the_tree_path_unchanged(tiny_llama_dirs):
+    target = load_model(str(tiny_llama_dirs[0]))
+    a, b = CachedLM(target), CachedLM(target)
+    a.start([1, 2, 3]), b.start([1, 2, 3])
+    assert torch.equal(a.logits([1, 2, 3, 4, 5], last=3, parents=tree.chain(2)), b.logits([1, 2, 3, 4, 5], last=3))
+
+
+def test_greedy_follows_the_argmax_child():
+    # p rows: root, then after each node. argmax after root = 7 (node 1), after node 1 = 3
+    p = torch.full((7, 10), 0.01)
+    for row, top in enumerate([7, 0, 3, 0, 0, 0, 0]):
+        p[row, top] = 1.0
+    draft = torch.tensor([6, 7, 1, 2, 8, 4])
+    v = verification.greedy(p, draft, PARENTS)
+    assert (v.path, v.recovered, v.bonus) == ([1], 3, None)
+    draft[4] = 3                                                    # node 4 matches, and is a leaf
+    v = verification.greedy(p, draft, PARENTS)
+    assert (v.path, v.recovered, v.bonus) == ([1, 4], None, 0)
+    spec = verification.spec_verification(p.log(), draft, beta=1, tau=100.0, parents=PARENTS)
+    assert (spec.path, spec.bonus) == ([1, 4], 0)
+
+
+def test_spec_takes_the_child_the_target_ranks_best():
+    logits = torch.zeros(3, 5)
+    logits[0] = torch.tensor([4.0, 3.0, 2.0, 0.0, 0.0])
+    v = verification.spec_verification(logits, torch.tensor([1, 0]), beta=3, tau=5.0, parents=[-1, -1])
+    assert v.path == [1]   # both pass eq. 8-9; token 0 ranks first
+
+
+# ---- losslessness on a tree with two children per node, by the chi-square test ----
+
+V = 6
+
+
+def _dists(warp: str):
+    """p and q at the root and after each first token, warped alike (Warper: top-k 3 or top-p 0.8)."""
+    g = torch.Generator().manual_seed(1)
+    warper = Warper(DecodeSettings(top_k=3 if warp == "top-k" else 0, top_p=0.8 if warp == "top-p" else 1.0))
+    p_root, q_root = (warper.probs(torch.randn(V, generator=g) * 1.5) for _ in range(2))
+    p_next, q_next = (warper.probs(torch.randn(V, V, generator=g) * 1.5) for _ in range(2))   # (· | first token)
+    return p_root, q_root, p_next, q_next
+
+
+def _two_tokens(children: str, warp: str, rule, trials: int, seed: int = 0) -> torch.Tensor:
+    """Counts of the first two emitted tokens over many tree steps, each step drafting two
+    children of the root and two children of each: sampled i.i.d. from q, or q's top-2 (picked)."""
+    p_root, q_root, p_next, q_next = _dists(warp)
+    g = torch.Generator().manual_seed(seed)
+    counts = torch.zeros(V, V)
+    for _ in range(trials):
+        def kids(q):
+            return torch.multinomial(q, 2, replacement=True, generator=g) if children == "sampled" \
+                else torch.topk(q, 2).indices
+        first = kids(q_root)
+        second = torch.cat([kids(q_next[int(x)]) for x in first])
+        draft = torch.cat([first, second])
+        parents = [-1, -1, 0, 0, 1, 1]
+        q = torch.stack([q_root, q_root] + [q_next[int(first[0])]] * 2 + [q_next[int(first[1])]] * 2)
+        p = torch.stack([p_root] + [p_next[int(x)] for x in draft])
+        sampled = [children == "sampled"] * 6
+        v = rule(p, q, draft, g, parents, sampled)
+        out = [int(draft[i]) for i in v.path] + [v.recovered if v.recovered is not None else v.bonus]
+        if len(out) == 1:   # the second token is then drawn from the target itself
+            out.append(int(torch.multinomial(p_next[out[0]], 1, generator=g)))
+        counts[out[0], out[1]] += 1
+    return counts
+
+
+def _p_value(counts: torch.Tensor, warp: str) -> float:
+    p_root, _, p_next, _ = _dists(warp)
+    expected = (p_root[:, None] * p_next).flatten() * counts.sum()
+    keep = expected > 5
+    observed, expected = counts.flatten()[keep], expected[keep]
+    return float(chisquare(observed, expected * observed.sum() / expected.sum()).pvalue)
+
+
+@pytest.mark.parametrize("warp", ["plain", "top-k", "top-p"])
+@pytest.mark.parametrize("children", ["sampled", "picked"])
+def test_tree_rule_is_lossless(children, warp):
+    assert _p_value(_two_tokens(children, warp, verification.lossless, 20000), warp) > 1e-3
+
+
+@pytest.mark.parametrize("children", ["sampled", "picked"])
+def test_a_rule_that_keeps_p_after_a_rejected_sibling_is_caught(children, monkeypatch):
+    """Trying the next sibling against the original p, not norm(max(0, p − q)), is biased."""
+    monkeypatch.setattr(verification, "residual", lambda p, q: p.clone())
+    assert _p_value(_two_tokens(children, "plain", verification.lossless, 20000), "plain") < 1e-6
+
+
+class FixedTree(Drafter):
+    """Proposes the same tree shape every step: the target's argmax path is always among its
+    branches at depth 1 (so trees are exercised), its tokens otherwise arbitrary."""
+
+    name, vocab = "fixed tree", 16
+
+    def begin(self, prompt_ids):
+        pass
+
+    def propose(self, generated, gamma, warper, generator, confidence=0.0, **shape):
+        tokens = torch.tensor([3, 4, 5, 6, 7, 8])
+        q = torch.full((6, self.vocab), 1 / self.vocab)
+        return Draft(tokens, q, parents=PARENTS, sampled=[False] * 6)
+
+
+@pytest.mark.parametrize("rule", [{"temperature": 0.0}, {"temperature": 1.0}, {"verify": "spec", "beta": 2}])
+def test_a_tree_run_records_every_node_and_round_trips(tiny_llama_dirs, tmp_path, rule):
+    target = load_model(str(tiny_llama_dirs[0]))
+    target.eos_ids = frozenset()
+    settings = DecodeSettings(gamma=3, max_new_tokens=24, **rule)
+    trace = generate(target, FixedTree(), "w1 w2 w3", settings)
+    if settings.rule == "greedy":
+        assert trace.generated_ids == generate(target, None, "w1 w2 w3", settings).generated_ids
+    for it in trace.iterations:
+        assert it.parents == PARENTS and [d.position for d in it.drafts] == tree.depths(PARENTS)
+        verdicts = [d.verdict for d in it.drafts]
+        assert verdicts.count("accepted") == it.accepted
+        kept = [i for i, v in enumerate(verdicts) if v == "accepted"]
+        assert kept == tree.path(PARENTS, kept[-1]) if kept else True   # the accepted nodes form one path
+        assert [it.drafts[i].token_id for i in kept] == it.emitted_ids[: it.accepted]
+        if settings.rule == "sampling" and it.final.kind == "correction":
+            assert all(d.residual_top is not None for d in it.drafts if d.verdict == "rejected")
+    trace.save(tmp_path / "t.json")
+    again = load_trace(tmp_path / "t.json")
+    assert again.to_dict() == trace.to_dict()
