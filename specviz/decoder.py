@@ -35,6 +35,11 @@ from specviz.warpers import Warper
 class Run:
     def __init__(self, target: LoadedModel, drafter: Drafter | None, prompt: str,
                  settings: DecodeSettings, chat: bool = True, use_cache: bool = True):
+        self.sizing = None
+        if settings.auto_size and drafter is not None:
+            from specviz.tree_size import resolve, size_for  # sizing runs calibration Runs of its own
+            self.sizing = size_for(target, drafter)
+            settings = resolve(settings, self.sizing)
         self.target = target
         self.drafter = drafter
         self.settings = settings

@@ -26,6 +26,8 @@ class DecodeSettings:
 
     Token trees: `gamma` is the tree's depth, `branches` the children (the drafter's top-k) of each
     expanded node, `nodes` the budget N of nodes kept (0: no budget). `branches` 1 is a chain.
+    With `auto_size` the run first replaces those three by the size `tree_size` predicts fastest
+    for the target, drafter and machine.
     """
 
     gamma: int = 4
@@ -44,6 +46,7 @@ class DecodeSettings:
     draft_confidence: float = 0.0
     branches: int = 1
     nodes: int = 0
+    auto_size: bool = False
 
     def __post_init__(self) -> None:
         checks = [

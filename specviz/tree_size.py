@@ -1,0 +1,140 @@
+"""Size the token tree for the hardware: the depth, top-k and node budget that maximise tokens/s.
+
+Acceptance (greedy): P[d][r] is the probability that, at depth d of a draft whose path so far was
+accepted, the target's next token is the drafter's rank-r guess; it is measured on the drafter's
+own chain runs (each tested node's q_top against the target's argmax). A node reached by ranks
+r₁..r_d is on the accepted path with probability Π P[i][rᵢ], so a tree of N nodes yields in
+expectation E = 1 + Σ over its nodes of that product (the 1 is the correction or bonus token),
+and since a child's product never exceeds its parent's, the best N-node tree holds the N largest
+products (Sequoia, Chen et al. 2024, builds its trees on the same positional acceptance).
+Cost: one drafter step per depth (a tree drafter runs each depth's frontier in one batch) plus one
+target pass over N + 1 tokens from the verify-cost curve. `choose` returns the size with the most
+expected tokens per second among depths ≤ 8, top-k ≤ 4 and budgets ≤ 64.
+"""
+
+from __future__ import annotations
+
+import heapq
+import json
+from dataclasses import asdict, dataclass, replace
+
+from specviz import verify_cost
+from specviz.decoder import generate
+from specviz.drafters.base import Drafter
+from specviz.models import LoadedModel
+from specviz.settings import DecodeSettings
+from specviz.trace import Trace
+from specviz.verify_cost import VerifyCost
+
+DEPTHS = range(1, 9)
+BRANCHES = range(1, 5)
+BUDGETS = (1, 2, 3, 4, 5, 6, 8, 10, 12, 16, 20, 24, 32, 48, 64)
+CALIBRATION = ("Explain why the sky is blue in two sentences.",
+               "Write a short Python function that reverses a list.")
+
+
+@dataclass
+class Acceptance:
+    rank: list[list[float]]   # [depth - 1][r]: P(the target's token is the drafter's rank-r guess)
+    draft_step: float         # seconds of one drafter step
+    samples: list[int]        # tested nodes behind each depth's row
+
+
+@dataclass
+class TreeSize:
+    gamma: int
+    branches: int
+    nodes: int
+    expected_tokens: float    # E: tokens per iteration
+    tokens_per_s: float       # predicted
+
+
+def acceptance(traces: list[Trace], depths: int = max(DEPTHS), ranks: int = max(BRANCHES)) -> Acceptance:
+    """P[d][r] from every tested node of the traces (q_top and p_top recorded); deeper rows with no
+    samples repeat the deepest measured one."""
+    counts = [[0] * ranks for _ in range(depths)]
+    samples = [0] * depths
+    steps = calls = 0.0
+    for trace in traces:
+        for it in trace.iterations:
+            steps, calls = steps + it.draft_time, calls + it.draft_calls
+            for node in it.drafts:
+                if node.verdict == "unverified" or node.q_top is None or node.p_top is None \
+                        or node.position > depths:
+                    continue
+                d, target = node.position - 1, node.p_top.ids[0]
+                samples[d] += 1
+                if target in node.q_top.ids[:ranks]:
+                    counts[d][node.q_top.ids.index(target)] += 1
+    rows, last = [], [0.0] * ranks
+    for d in range(depths):
+        if samples[d]:
+            last = [c / samples[d] for c in counts[d]]
+        rows.append(last)
+    return Acceptance(rows, steps / calls if calls else 0.0, samples)
+
+
+def expected_tokens(acc: Acceptance, gamma: int, branches: int, nodes: int) -> float:
+    """E for the best tree of at most `nodes` nodes, depth ≤ gamma, ≤ branches children per node."""
+    total, heap = 1.0, [(-acc.rank[0][r], 1, r) for r in range(branches)]
+    heapq.heapify(heap)
+    for _ in range(nodes):
+        if not heap:
+            break
+        value, depth, _ = heapq.heappop(heap)
+        total -= value
+        if depth < gamma:
+            for r in range(branches):
+                heapq.heappush(heap, (value * acc.rank[depth][r], depth + 1, r))
+    return total
+
+
+def predict(acc: Acceptance, cost: VerifyCost, gamma: int, branches: int, nodes: int) -> TreeSize:
+    nodes = gamma if branches == 1 else nodes
+    e = expected_tokens(acc, gamma, branches, nodes)
+    seconds = gamma * acc.draft_step + cost.at(nodes + 1)
+    return TreeSize(gamma, branches, nodes, e, e / seconds)
+
+
+def candidates(acc: Acceptance, cost: VerifyCost) -> list[TreeSize]:
+    """Every size searched: chains of each depth, and trees of each depth, top-k and budget."""
+    sizes = [predict(acc, cost, g, 1, g) for g in DEPTHS]
+    sizes += [predict(acc, cost, g, k, n) for g in DEPTHS for k in BRANCHES if k > 1
+              for n in BUDGETS if n > g]
+    return sizes
+
+
+
+
+def calibrate(target: LoadedModel, drafter: Drafter, tokens: int = 32) -> Acceptance:
+    """The drafter's acceptance by depth and rank, from greedy chains of depth 8 on two short
+    prompts of its own; cached beside the verify-cost curve."""
+    path = verify_cost.cache_path(target, f"acceptance-{drafter.name}")
+    if path.is_file():
+        return Acceptance(**json.loads(path.read_text()))
+    settings = DecodeSettings(gamma=max(DEPTHS), temperature=0.0, max_new_tokens=tokens)
+    acc = acceptance([generate(target, drafter, prompt, settings) for prompt in CALIBRATION])
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(asdict(acc)))
+    return acc
+
+
+@dataclass
+class Sizing:
+    chosen: TreeSize
+    candidates: list[TreeSize]
+    cost: VerifyCost
+    acceptance: Acceptance
+
+
+def size_for(target: LoadedModel, drafter: Drafter) -> Sizing:
+    """Measure (once) and choose the tree size for this target, drafter and machine."""
+    cost, acc = verify_cost.cached(target), calibrate(target, drafter)
+    sizes = candidates(acc, cost)
+    return Sizing(max(sizes, key=lambda size: size.tokens_per_s), sizes, cost, acc)
+
+
+def resolve(settings: DecodeSettings, sizing: Sizing) -> DecodeSettings:
+    """The settings with the chosen depth, top-k and budget in place of `auto`."""
+    c = sizing.chosen
+    return replace(settings, gamma=c.gamma, branches=c.branches, nodes=c.nodes)

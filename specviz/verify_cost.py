@@ -1,0 +1,89 @@
+"""The target's verify-cost curve: one forward pass over m new tokens, relative to one token.
+
+Verifying a draft of N nodes feeds m = N + 1 tokens: the last committed token and the nodes.
+
+Speculative decoding buys tokens with wider target passes. On a GPU a pass over dozens of tokens
+costs about what one token costs (the weights are read once either way), so large trees pay; on
+a CPU the pass grows with m soon, so the best tree is small (Sequoia, Chen et al. 2024, sizes its
+trees by exactly this curve). The curve is measured once per model, device, dtype and thread
+count, on a cached 128-token context, with a tree mask like the one verification uses, and kept
+as JSON beside the converted weights.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import statistics
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import torch
+
+from specviz.device import Clock
+from specviz.kv_cache import CachedLM
+from specviz.models import LoadedModel, cache_dir
+
+SIZES = (1, 2, 4, 8, 16, 32, 64)
+CONTEXT = 128
+
+
+@dataclass
+class VerifyCost:
+    model: str
+    device: str
+    dtype: str
+    threads: int
+    sizes: list[int]
+    seconds: list[float]        # median seconds of one pass over m new tokens
+
+    @property
+    def relative(self) -> list[float]:
+        """Cost of each size over the cost of one token."""
+        return [s / self.seconds[0] for s in self.seconds]
+
+    def at(self, m: int) -> float:
+        """Seconds of a pass over m new tokens, interpolated linearly between measured sizes."""
+        sizes, seconds = self.sizes, self.seconds
+        if m <= sizes[0]:
+            return seconds[0]
+        for (a, ta), (b, tb) in zip(zip(sizes, seconds), zip(sizes[1:], seconds[1:])):
+            if m <= b:
+                return ta + (tb - ta) * (m - a) / (b - a)
+        return seconds[-1] * m / sizes[-1]
+
+
+def measure(target: LoadedModel, sizes: tuple[int, ...] = SIZES, rounds: int = 5) -> VerifyCost:
+    """Median time of one pass over each size, the sizes interleaved round by round."""
+    lm, clock = CachedLM(target), Clock(target.device)
+    generator = torch.Generator().manual_seed(0)
+    vocab = target.vocab_size
+    context = torch.randint(0, vocab, (CONTEXT,), generator=generator).tolist()
+    lm.start(context)
+    lm.logits(context)
+    times: dict[int, list[float]] = {m: [] for m in sizes}
+    for _ in range(rounds + 1):                      # the first round warms up and is dropped
+        for m in sizes:
+            new = torch.randint(0, vocab, (m,), generator=generator).tolist()
+            start = clock.now()
+            lm.logits(context + new, last=m, parents=[-1] * m if m > 1 else None)   # the cache keeps the context
+            times[m].append(clock.now() - start)
+    return VerifyCost(target.name, str(target.device), str(target.dtype).removeprefix("torch."),
+                      torch.get_num_threads(), list(sizes), [statistics.median(times[m][1:]) for m in sizes])
+
+
+def cached(target: LoadedModel) -> VerifyCost:
+    """The curve for this model, device, dtype and thread count: read from the cache or measured once."""
+    path = cache_path(target, "verify-cost")
+    if path.is_file():
+        return VerifyCost(**json.loads(path.read_text()))
+    cost = measure(target)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(asdict(cost)))
+    return cost
+
+
+def cache_path(target: LoadedModel, what: str) -> Path:
+    """Where a measurement of this model on this device, dtype and thread count is kept."""
+    key = f"{what}-{target.name}-{target.device}-{target.dtype}-{torch.get_num_threads()}t"
+    return cache_dir() / "sizing" / (re.sub(r"[^A-Za-z0-9.]+", "_", key).strip("_") + ".json")
