@@ -74,7 +74,8 @@ def test_mismatch_is_reported_not_averaged(tiny):
     assert "FAILED: engine ngram γ=4 rec on on a (repeat 1) differs at token 2" in to_markdown(result)
 
 
-def test_bench_command_on_tiny_pair(tiny_llama_dirs, tmp_path):
+def test_bench_command_on_tiny_pair(tiny_llama_dirs, tmp_path, monkeypatch):
+    monkeypatch.setenv("SPECVIZ_CACHE", str(tmp_path / "cache"))
     target_dir, drafter_dir = tiny_llama_dirs
     prompts = tmp_path / "prompts.json"
     prompts.write_text(json.dumps({"prompts": [{"id": p.id, "category": p.category, "text": p.text}
@@ -82,13 +83,19 @@ def test_bench_command_on_tiny_pair(tiny_llama_dirs, tmp_path):
     out, md = tmp_path / "bench.json", tmp_path / "BENCH.md"
     code = main(["bench", "--target", str(target_dir), "--drafters", "ngram,model", "--drafter-model",
                  str(drafter_dir), "--gammas", "2", "--draft-confidences", "0,0.3", "--max-new-tokens", "5",
+                 "--trees", "3x2x4,auto",
                  "--repeats", "1", "--warmup", "0", "--threads", "1", "--prompts", str(prompts), "--out", str(out),
                  "--markdown", str(md)])
     assert code == 0
     data = json.loads(out.read_text())
     assert data["format"] == FORMAT and data["version"] == 1
     names = [m["name"] for m in data["methods"]]
-    assert names == [BASELINE, "hf generate", "engine ngram γ=2 rec on", "engine ngram γ=2 rec off", "app ngram γ=2",
+    trees = [n for n in names if " tree " in n]
+    assert len(trees) == 4 and trees[0] == "engine ngram tree 3x2x4 rec off"
+    assert "engine model tree 3x2x4 rec off" in trees
+    assert sum(n.startswith("engine model tree auto=") for n in trees) == 1
+    chains = [n for n in names if n not in trees]
+    assert chains == [BASELINE, "hf generate", "engine ngram γ=2 rec on", "engine ngram γ=2 rec off", "app ngram γ=2",
                      "engine ngram γ=2 stop<0.3 rec on", "engine ngram γ=2 stop<0.3 rec off", "app ngram γ=2 stop<0.3",
                      "hf ngram γ=2", "engine model γ=2 rec on", "engine model γ=2 rec off", "app model γ=2",
                      "engine model γ=2 stop<0.3 rec on", "engine model γ=2 stop<0.3 rec off",
@@ -110,6 +117,7 @@ def test_bench_command_on_tiny_pair(tiny_llama_dirs, tmp_path):
     text = md.read_text()
     assert text.startswith("# Benchmarks") and "| method | tokens/s" in text and "### Targets" in text
     assert "packed once for oneDNN" in text
+    assert data["settings"]["verify_cost"]["relative"][0] == 1.0 and "- verify cost (one target pass" in text
     assert "| app model γ=2 | engine model γ=2 rec on |" in text
     assert "app model γ=2 vs engine model γ=2 rec on, verify time per iteration (all prompts)" in text
 

@@ -14,6 +14,7 @@ from pathlib import Path
 import torch
 import transformers
 
+from specviz import verify_cost
 from specviz.bench.markdown import to_markdown
 from specviz.bench.measure import measure
 from specviz.bench.memory import memory_source
@@ -25,6 +26,7 @@ from specviz.decoder_process import DecoderProcess, ModelSpec
 from specviz.errors import SpecvizError
 from specviz.packed_linear import PackedLinear
 from specviz.settings import DecodeSettings
+from specviz.tree_size import resolve, size_for
 
 HF_DRAFTERS = ("ngram", "model")   # drafters transformers' generate can run too
 HEADER = """# Benchmarks
@@ -51,6 +53,10 @@ def add_bench_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--draft-confidences", default="0",
                         help="comma-separated confidence stops, each timed as its own rows: a draft ends before a "
                              "position whose most likely token has probability below it (default 0: off)")
+    parser.add_argument("--trees", default="",
+                        help="comma-separated token trees DEPTHxTOPKxNODES (e.g. 5x3x16), or auto (the size "
+                             "tree_size predicts fastest), each timed with recording off beside the chains "
+                             "(default: none)")
     parser.add_argument("--temperature", type=float, default=0.0,
                         help="0 = greedy, outputs checked against the baseline (default 0)")
     parser.add_argument("--max-new-tokens", type=int, default=64, help="tokens per prompt (default 64)")
@@ -84,6 +90,7 @@ def run_bench(args: argparse.Namespace) -> None:
     torch.set_num_threads(args.threads)
     gammas = [int(g) for g in args.gammas.split(",")]
     confidences = [float(c) for c in args.draft_confidences.split(",")]
+    trees = [t.strip() for t in args.trees.split(",") if t.strip()]
     kinds = [k for k in args.drafters.split(",") if k] if args.drafters else _default_kinds()
     categories = args.categories.split(",") if args.categories else None
     prompts = load_prompts(args.prompts, categories, args.per_category)
@@ -142,6 +149,10 @@ def run_bench(args: argparse.Namespace) -> None:
                 hf_settings = DecodeSettings(gamma=gamma, temperature=args.temperature,
                                              max_new_tokens=args.max_new_tokens)
                 methods.append(replace(hf_method(target, kind, hf_settings, chat, assistant), prompts=subset))
+        for shape in trees:
+            settings = _tree_settings(shape, target, drafter, args)
+            methods.append(replace(engine_method(target, drafter, kind, settings, chat, held,
+                                                 label="auto" if shape == "auto" else ""), prompts=subset))
     if "ngram" in kinds and not args.no_hf:
         notes.append("Both n-gram drafters match up to 3-grams and copy after the first (leftmost) match, so they "
                      "propose the same drafts.")
@@ -157,6 +168,7 @@ def run_bench(args: argparse.Namespace) -> None:
         machine=_machine(target.device, target.dtype), command=_command(),
         date=datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),
         settings={"target": target.name, "drafters": used, "gammas": gammas, "draft_confidences": confidences,
+                  "trees": trees, "verify_cost": _curve(target) if trees else None,
                   "temperature": args.temperature,
                   "greedy": base.greedy, "max_new_tokens": args.max_new_tokens, "repeats": args.repeats,
                   "warmup": args.warmup, "prompts": len(prompts), "prompt_set": Path(args.prompts).name,
@@ -169,6 +181,24 @@ def run_bench(args: argparse.Namespace) -> None:
     Path(args.markdown).write_text(HEADER + markdown)
     print(markdown)
     print(f"results saved to {args.out} and {args.markdown}", file=sys.stderr)
+
+
+def _curve(target) -> dict:
+    """The verify-cost curve measured now, at this run's thread count."""
+    cost = verify_cost.measure(target)
+    return {"sizes": cost.sizes, "seconds": cost.seconds, "relative": cost.relative}
+
+
+def _tree_settings(shape: str, target, drafter, args: argparse.Namespace) -> DecodeSettings:
+    """DecodeSettings of a tree given as DEPTHxTOPKxNODES, or of the size `tree_size` picks for `auto`."""
+    settings = DecodeSettings(temperature=args.temperature, max_new_tokens=args.max_new_tokens, record=False)
+    if shape == "auto":
+        return resolve(settings, size_for(target, drafter))
+    try:
+        gamma, branches, nodes = (int(x) for x in shape.split("x"))
+    except ValueError:
+        raise SpecvizError(f"--trees: {shape!r} is not DEPTHxTOPKxNODES (e.g. 5x3x16) or auto") from None
+    return replace(settings, gamma=gamma, branches=branches, nodes=nodes)
 
 
 def _app_process(args: argparse.Namespace, notes: list[str]) -> DecoderProcess | None:

@@ -19,6 +19,9 @@ def to_markdown(result: BenchResult) -> str:
         f"{s['repeats']} repeats after {s['warmup']} warm-up run(s) per method; "
         f"{s['prompts']} prompts ({', '.join(f'{k} {v}' for k, v in s['categories'].items())})",
         f"- memory: {s['memory_source']}",
+        *(["- verify cost (one target pass over m new tokens / one token): " + ", ".join(
+            f"{m} → {r:.2f}×" for m, r in zip(s['verify_cost']['sizes'], s['verify_cost']['relative']))]
+          if s.get("verify_cost") else []),
         "",
         "### All prompts",
         "",

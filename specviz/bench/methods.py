@@ -32,6 +32,7 @@ class MethodSpec:
     gamma: int | None = None
     record: bool | None = None   # engine only: trace recording on / off
     confidence: float = 0.0      # engine and app: the draft's confidence stop (0: off)
+    tree: str = ""               # engine: the token tree's depth x top-k x budget ("" for a chain)
 
 
 @dataclass
@@ -57,15 +58,18 @@ class Method:
 
 
 def engine_method(target: LoadedModel, drafter: Drafter | None, kind: str, settings: DecodeSettings,
-                  chat: bool = True, models: tuple[LoadedModel, ...] = ()) -> Method:
-    """The engine's `generate`, timed from the call to the returned trace (prompt encoding included)."""
+                  chat: bool = True, models: tuple[LoadedModel, ...] = (), label: str = "") -> Method:
+    """The engine's `generate`, timed from the call to the returned trace (prompt encoding included).
+    A tree's name shows its size, after `label` ("auto" when the size was chosen by `tree_size`)."""
     clock = Clock(target.device)
     if drafter is None:
         spec = MethodSpec("engine baseline", "engine", "none", record=settings.record)
     else:
         rec = "on" if settings.record else "off"
-        spec = MethodSpec(f"engine {kind} γ={settings.gamma}{_stop(settings)} rec {rec}", "engine", kind,
-                          settings.gamma, settings.record, settings.draft_confidence)
+        tree = f"{settings.gamma}x{settings.branches}x{settings.nodes}" if settings.branches > 1 or label else ""
+        shape = f"tree {label + '=' if label else ''}{tree}" if tree else f"γ={settings.gamma}"
+        spec = MethodSpec(f"engine {kind} {shape}{_stop(settings)} rec {rec}", "engine", kind,
+                          settings.gamma, settings.record, settings.draft_confidence, tree)
 
     def run(prompt: BenchPrompt) -> Outcome:
         start, cpu = clock.now(), time.process_time()

@@ -133,12 +133,13 @@ def _twin(spec: MethodSpec, specs: list[MethodSpec]) -> MethodSpec | None:
     if spec.family != "engine" or spec.record is not True or spec.drafter == "none":
         return None
     return next((s for s in specs if s.family == "engine" and s.drafter == spec.drafter
-                 and s.gamma == spec.gamma and s.confidence == spec.confidence and s.record is False), None)
+                 and s.gamma == spec.gamma and s.confidence == spec.confidence and s.tree == spec.tree
+                 and s.record is False), None)
 
 
 def _hf_counterpart(spec: MethodSpec, specs: list[MethodSpec]) -> MethodSpec | None:
     """transformers' method for the same drafter and γ (its plain generate for the baseline)."""
-    if spec.family != "engine" or spec.confidence:
+    if spec.family != "engine" or spec.confidence or spec.tree:
         return None
     return next((s for s in specs if s.family == "hf" and s.drafter == spec.drafter and s.gamma == spec.gamma), None)
 
@@ -148,7 +149,7 @@ def _engine_counterpart(spec: MethodSpec, specs: list[MethodSpec]) -> MethodSpec
     if spec.family != "app":
         return None
     return next((s for s in specs if s.family == "engine" and s.drafter == spec.drafter and s.gamma == spec.gamma
-                 and s.confidence == spec.confidence and s.record), None)
+                 and s.confidence == spec.confidence and not s.tree and s.record), None)
 
 
 def _by_repeat(runs: list[RunRecord]) -> dict[int, list[RunRecord]]:
