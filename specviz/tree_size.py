@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import heapq
 import json
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass, replace
 
 from specviz import verify_cost
@@ -132,6 +133,11 @@ def size_for(target: LoadedModel, drafter: Drafter) -> Sizing:
     cost, acc = verify_cost.cached(target), calibrate(target, drafter)
     sizes = candidates(acc, cost)
     return Sizing(max(sizes, key=lambda size: size.tokens_per_s), sizes, cost, acc)
+
+
+def sizing_stream(target: LoadedModel, drafter: Drafter) -> Iterator[Sizing]:
+    """The decoder process's work function: the sizing of the pair it holds."""
+    yield size_for(target, drafter)
 
 
 def resolve(settings: DecodeSettings, sizing: Sizing) -> DecodeSettings:

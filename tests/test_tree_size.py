@@ -87,3 +87,18 @@ def test_auto_size_measures_once_and_runs_the_chosen_size(tiny_llama_dirs, tmp_p
     assert run.trace.settings.auto_size and run.trace.settings.gamma == chosen.gamma
     list(run)
     assert len(list((tmp_path / "sizing").glob("*.json"))) == 2   # the cost curve and the acceptance
+
+
+def test_the_sizing_chart_shows_the_curve_the_candidates_and_the_choice():
+    from specviz.charts.sizing import sizing_chart
+    acc = flat([0.55, 0.15, 0.08, 0.04])
+    c = cost([1, 1.15, 1.37, 1.53, 2.15, 3.2, 5.4])
+    sizes = tree_size.candidates(acc, c)
+    chosen = max(sizes, key=lambda s: s.tokens_per_s)
+    fig = sizing_chart(tree_size.Sizing(chosen, sizes, c, acc))
+    names = [t.name for t in fig.data]
+    assert names[0] == "one pass / one token" and list(fig.data[0].y) == c.relative
+    assert "chain (N = depth)" in names and "top-3 tree" in names
+    star = fig.data[-1]
+    assert star.name.startswith(f"auto: depth {chosen.gamma}, top-{chosen.branches}, N = {chosen.nodes}")
+    assert max(y for t in fig.data[1:-1] for y in t.y) == pytest.approx(star.y[0])
