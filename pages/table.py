@@ -12,7 +12,9 @@ st.title("Draft / verify table")
 trace = state.require_trace()
 st.caption("SpecDec Table 16 style. Green underline: kept drafts. Red box: the bifurcation, where the verifier puts "
            "its own token. Struck through: discarded. Dashed box ★: bonus token. Verify-row tokens after the "
-           "bifurcation are the target's top-1 there, thrown away with the drafts.")
+           "bifurcation are the target's top-1 there, thrown away with the drafts. A token tree is shown along "
+           "its accepted path: the bifurcation lists every child tried there, and Branches counts the children "
+           "drafted at each depth.")
 shown = st.slider("Iterations shown", 1, len(trace.iterations), min(20, len(trace.iterations)), key="table_rows") \
     if len(trace.iterations) > 1 else 1
 
