@@ -80,7 +80,7 @@ def test_residual_sequence_follows_the_rejected_siblings(tree_trace):
     panels = residual_panels(it, 1)
     assert [p.mark for p in panels] == ["✗ tried", "✗ tried", "↻ drawn"]
     assert panels[0].top.tokens[0] == " red" and panels[1].top.probs == [0.8, 0.2, 0.0]
-    assert panels[2].title.startswith("left after '␣small' (mass 1.00): drew '␣red'")
+    assert panels[2].title == "left after '␣small' (mass 1.00)<br>drew the correction '␣red' ↻"
     fig = charts.residual_sequence(it, 1)
     assert len(fig.data) == 3
     first, second, last = fig.data

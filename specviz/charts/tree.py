@@ -257,7 +257,7 @@ def residual_panels(iteration: Iteration, parent: int) -> list[Panel]:
         if top is None:
             break
         kept = d.verdict == "accepted"
-        panels.append(Panel(f"{title}: tried '{show_token(d.token)}' {'✓' if kept else '✗'}", top, d.token_id,
+        panels.append(Panel(f"{title}<br>tried '{show_token(d.token)}' {'✓' if kept else '✗'}", top, d.token_id,
                             "✓ kept" if kept else "✗ tried"))
         if kept or d.residual_top is None:
             return panels
@@ -266,7 +266,8 @@ def residual_panels(iteration: Iteration, parent: int) -> list[Panel]:
     ends_here = final is not None and final.kind == "correction" and all(
         iteration.drafts[k].verdict == "rejected" for k in kids)
     if ends_here and top is not None:
-        panels.append(Panel(f"{title}: drew '{show_token(final.token)}' ↻", top, final.token_id, "↻ drawn"))
+        panels.append(Panel(f"{title}<br>drew the correction '{show_token(final.token)}' ↻", top, final.token_id,
+                            "↻ drawn"))
     return panels
 
 
@@ -277,7 +278,7 @@ def residual_sequence(iteration: Iteration, parent: int = ROOT) -> go.Figure:
     cols = min(3, len(panels))
     rows = math.ceil(len(panels) / cols)
     fig = make_subplots(rows=rows, cols=cols, shared_yaxes=True, subplot_titles=[p.title for p in panels],
-                        vertical_spacing=0.32 / rows, horizontal_spacing=0.06)
+                        vertical_spacing=0.4 / rows, horizontal_spacing=0.06)
     for n, panel in enumerate(panels):
         marked = [i == panel.token_id for i in panel.top.ids]
         color = P_COLOR if n == 0 else RESIDUAL_COLOR
@@ -289,7 +290,7 @@ def residual_sequence(iteration: Iteration, parent: int = ROOT) -> go.Figure:
     fig.update_xaxes(tickangle=-35)
     fig.update_yaxes(range=[0, 1], title_text="probability", col=1)
     fig.update_annotations(font_size=15)
-    fig.update_layout(showlegend=False, margin={"b": 110})
+    fig.update_layout(showlegend=False, margin={"t": 130, "b": 110})
     where = "the root" if parent == ROOT else f"'{show_token(iteration.drafts[parent].token)}'"
     return layout(fig, f"Children of {where} tried in turn: what is left after each rejection",
-                  height=120 + 360 * rows)
+                  height=150 + 380 * rows)
