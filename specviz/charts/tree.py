@@ -26,6 +26,7 @@ from specviz.tree import children, is_chain
 
 ROOT = -1
 ROW_HEIGHT = 64  # pixels per leaf: room for an 18 px label in its box
+CROWDED_ROW_HEIGHT = 42  # per leaf beyond 12 leaves, so a big tree still fits a projector's screen or two
 
 
 @dataclass(frozen=True)
@@ -223,7 +224,8 @@ def token_tree(iteration: Iteration, root: str = "") -> go.Figure:
     shape = "chain" if is_chain(iteration.parents) else "tree"
     title = (f"Iteration {iteration.index}: the token {shape}, {len(iteration.drafts)} drafted, "
              f"{iteration.accepted} accepted")
-    layout(fig, title, height=int(190 + ROW_HEIGHT * rows), hoverlabel={"font": {"size": 16}})
+    height = 190 + (ROW_HEIGHT if rows <= 12 else CROWDED_ROW_HEIGHT) * rows
+    layout(fig, title, height=int(height), hoverlabel={"font": {"size": 16}})
     fig.update_layout(legend={"yref": "container", "y": 0, "yanchor": "bottom"}, margin={"b": 110})
     return fig
 
