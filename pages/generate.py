@@ -25,6 +25,7 @@ if st.session_state.target_latency_ms:
                "Petals): drafting saves round trips, so the speedup over the target alone grows.")
 numbers = st.empty()
 text = st.empty()
+tree = st.empty()
 chart = st.empty()
 
 
@@ -47,6 +48,12 @@ def show(trace: Trace, baseline: Trace | None, live: bool) -> None:
     text.html(charts.colored_text(trace, show_rejected))
 
 
+def show_tree(trace: Trace, key: str) -> None:
+    """The token tree of the trace's last iteration."""
+    last = trace.iterations[-1]
+    tree.plotly_chart(charts.token_tree(last, charts.last_committed(trace, last.index)), key=key)
+
+
 def stream(turn: models.Turn, settings) -> None:
     """Run in the decoder process, redrawing as iterations arrive (the chart at most twice a second);
     the run's trace becomes the session's trace with its first iteration."""
@@ -58,6 +65,7 @@ def stream(turn: models.Turn, settings) -> None:
                 state.set_trace(trace, "last run")
             show(trace, None, live=True)
             if time.monotonic() - drawn > 0.5:
+                show_tree(trace, key=f"run-tree-{len(trace.iterations)}")
                 chart.plotly_chart(charts.timeline(trace), key=f"run-{len(trace.iterations)}")
                 drawn = time.monotonic()
     state.show_caption()
@@ -97,6 +105,7 @@ if current is None:
 else:
     show(current, st.session_state.get("baseline"), live=False)
     if current.iterations:
+        show_tree(current, key="tree")
         chart.plotly_chart(charts.timeline(current), key="timeline")
         st.subheader("Where drafts die")
         linked_view(current, key="generate_linked")

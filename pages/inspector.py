@@ -4,7 +4,8 @@ import streamlit as st
 
 from pages.ui import controls, state
 from specviz import charts
-from specviz.charts.style import markdown_token
+from specviz.charts.style import markdown_escape, markdown_token
+from specviz.tree import is_chain
 
 controls.sidebar(__file__)  # drawn by each page, so a page opened on its own still has it
 st.title("Iteration inspector")
@@ -41,24 +42,23 @@ if it.unsure:
     st.caption(f"The drafter stopped after {it.drafted} of γ = {trace.settings.gamma}: its most likely next token "
                f"had probability below {trace.settings.draft_confidence:.2f} (the confidence stop).")
 
+st.plotly_chart(charts.token_tree(it, charts.last_committed(trace, it.index)), key="tree")
 if it.drafts:
     st.plotly_chart(charts.acceptance_test(it), key="acceptance")
     mark = {"accepted": "✓", "rejected": "✗", "unverified": "·"}
-    tabs = st.tabs([f"{d.position}: {markdown_token(d.token)} {mark[d.verdict]}" for d in it.drafts])
-    for tab, draft in zip(tabs, it.drafts):
+    names = charts.node_labels(it)
+    tabs = st.tabs([f"{name}: {markdown_token(d.token)} {mark[d.verdict]}" for name, d in zip(names, it.drafts)])
+    for i, (tab, draft) in enumerate(zip(tabs, it.drafts)):
         with tab:
-            st.plotly_chart(charts.pq_bars(draft), key=f"pq-{draft.position}")
-            if draft.verdict == "unverified":
-                st.markdown("**not tested**: an earlier draft was rejected (or the run stopped), so this one "
-                            "was discarded unseen")
-            elif draft.u is not None:
-                test = "≤" if draft.verdict == "accepted" else ">"
-                ratio = 1.0 if draft.ratio is None else min(1.0, draft.ratio)
-                st.markdown(f"**u = {draft.u:.3f} {test} min(1, p/q) = {ratio:.3f} → {draft.verdict}**")
-            else:
-                st.markdown(f"**{draft.verdict}** by the {draft.rule} rule  ·  β = Σ min(p, q) = {draft.beta:.3f}")
+            st.plotly_chart(charts.pq_bars(draft), key=f"pq-{i}")
+            ruled = draft.u is None and draft.verdict != "unverified"
+            beta = f"  ·  β = Σ min(p, q) = {draft.beta:.3f}" if ruled else ""
+            st.markdown(f"**{markdown_escape(charts.node_test(it, i))}**{beta}")
     rejected = next((d for d in it.drafts if d.verdict == "rejected"), None)
-    if rejected is not None and rejected.residual_top is not None:
+    if not is_chain(it.parents):
+        for node in charts.rejection_points(it):
+            st.plotly_chart(charts.residual_sequence(it, node), key=f"residual-{node}")
+    elif rejected is not None and rejected.residual_top is not None:
         st.plotly_chart(charts.residual_bars(rejected, final), key="residual")
 else:
     st.info("No draft this iteration: the target made one plain step.")

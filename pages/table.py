@@ -12,7 +12,9 @@ st.title("Draft / verify table")
 trace = state.require_trace()
 st.caption("SpecDec Table 16 style. Green underline: kept drafts. Red box: the bifurcation, where the verifier puts "
            "its own token. Struck through: discarded. Dashed box ★: bonus token. Verify-row tokens after the "
-           "bifurcation are the target's top-1 there, thrown away with the drafts.")
+           "bifurcation are the target's top-1 there, thrown away with the drafts. A token tree is shown along "
+           "its accepted path: the bifurcation lists every child tried there, and Branches counts the children "
+           "drafted at each depth.")
 shown = st.slider("Iterations shown", 1, len(trace.iterations), min(20, len(trace.iterations)), key="table_rows") \
     if len(trace.iterations) > 1 else 1
 
@@ -29,7 +31,7 @@ c1, c2, c3 = st.columns(3)
 c1.metric("drafts kept as recorded", recorded)
 c2.metric(f"drafts kept with β={beta}, τ={tau}", kept, delta=kept - recorded)
 c3.metric("Tok. (tokens / iteration)", f"{mean_tokens(verdicts):.2f}")
-st.html(charts.draft_verify_table(trace, accepted=[v.accepted for v in verdicts], limit=shown))
+st.html(charts.draft_verify_table(trace, passed=[v.passed for v in verdicts], limit=shown))
 
 st.subheader("SpecDec Table 4 on this prompt: real runs over a β × τ grid")
 st.caption("Each cell: Tok. (tokens per iteration) / token match rate with the target's own greedy output / "

@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 
 from specviz import DecodeSettings, Trace
-from specviz.trace import DraftStep, FinalToken, Iteration
+from specviz.trace import DraftStep, FinalToken, Iteration, TopK
 
 
 def synthetic_trace(tokens: int = 512, gamma: int = 4, alpha: float = 0.55, seed: int = 0) -> Trace:
@@ -29,3 +29,51 @@ def synthetic_trace(tokens: int = 512, gamma: int = 4, alpha: float = 0.55, seed
     return Trace("A long answer.", [1, 2, 3], "target", "drafter", DecodeSettings(gamma=gamma, max_new_tokens=tokens),
                  iterations=iterations, generated_ids=generated, text="", wall_time=sum(
                      it.draft_time + it.verify_time + it.sample_time for it in iterations))
+
+
+WORDS = ["The", " the", " a", " one", " my", " his", " big", " small", " red", " blue", " cat", " dog", " sat", " on"]
+
+
+def _top(*pairs: tuple[str, float]) -> TopK:
+    return TopK([WORDS.index(w) for w, _ in pairs], [w for w, _ in pairs], [p for _, p in pairs])
+
+
+def _node(parent: int, word: str, q: float, p: float, u: float, verdict: str, p_top: TopK,
+          residual: TopK | None = None, mass: float | None = None, depth: int = 1) -> DraftStep:
+    return DraftStep(depth, WORDS.index(word), word, q, p, p / q, u, verdict, "sampling", 0.5, p_top=p_top,
+                     residual_top=residual, residual_mass=mass, parent=parent)
+
+
+def synthetic_tree_trace() -> Trace:
+    """Two iterations after the prompt "The", under the lossless rule.
+
+    Iteration 0, a tree: ' the' is rejected at depth 1, ' a' is kept from what is left, ' one' is never
+    reached; under ' a', ' big' and ' small' are rejected in turn and the correction ' red' is drawn from
+    the last residual; the children of rejected nodes are never reached.
+    Iteration 1, a chain: ' cat' and ' sat' are kept, then the bonus ' on'.
+    """
+    p_root = _top((" a", 0.45), (" my", 0.2), (" his", 0.2), (" the", 0.1), (" one", 0.05))
+    after_the = _top((" my", 0.364), (" his", 0.364), (" a", 0.272))
+    p_a = _top((" red", 0.4), (" big", 0.3), (" small", 0.2), (" blue", 0.1))
+    after_big = _top((" red", 0.8), (" blue", 0.2), (" small", 0.0))
+    after_small = _top((" red", 0.8), (" blue", 0.2))
+    tree = [
+        _node(-1, " the", 0.5, 0.1, 0.63, "rejected", p_root, after_the, 0.55),
+        _node(-1, " a", 0.3, 0.45, 0.4, "accepted", p_root),
+        _node(-1, " one", 0.2, 0.05, 0.9, "unverified", p_root),
+        _node(0, " cat", 0.7, 0.3, 0.2, "unverified", p_root, depth=2),
+        _node(1, " big", 0.6, 0.3, 0.9, "rejected", p_a, after_big, 0.5, depth=2),
+        _node(1, " small", 0.4, 0.2, 0.2, "rejected", p_a, after_small, 1.0, depth=2),
+        _node(4, " dog", 0.5, 0.1, 0.5, "unverified", p_a, depth=3),
+    ]
+    red = FinalToken("correction", WORDS.index(" red"), " red", "residual", after_small)
+    chain = [_node(-1, " cat", 0.6, 0.7, 0.3, "accepted", _top((" cat", 0.7), (" dog", 0.3))),
+             _node(0, " sat", 0.5, 0.5, 0.1, "accepted", _top((" sat", 0.5), (" on", 0.5)), depth=2)]
+    on = FinalToken("bonus", WORDS.index(" on"), " on", "p", _top((" on", 0.9), (" sat", 0.1)))
+    iterations = [Iteration(0, len(tree), 1, [WORDS.index(" a"), red.token_id], tree, red, 0.03, 0.07, 0.01, 3),
+                  Iteration(1, len(chain), 2, [WORDS.index(" cat"), WORDS.index(" sat"), on.token_id], chain, on,
+                            0.02, 0.06, 0.01, 2)]
+    generated = [i for it in iterations for i in it.emitted_ids]
+    return Trace("The", [0], "target", "drafter", DecodeSettings(gamma=3, max_new_tokens=5, branches=3),
+                 iterations=iterations, generated_ids=generated, text="".join(WORDS[i] for i in generated),
+                 wall_time=0.2)

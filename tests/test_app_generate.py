@@ -34,7 +34,7 @@ def test_generation_streams_text_and_numbers(generated):
     assert float(metrics["tokens / s"]) > 0
     assert metrics["measured speedup over the target alone"].endswith("×")
     assert at.session_state["baseline"].drafter == "none (baseline)"
-    assert len(at.get("plotly_chart")) == 1 and len(at.get("vega_lite_chart")) == 1  # timeline, linked view
+    assert len(at.get("plotly_chart")) == 2 and len(at.get("vega_lite_chart")) == 1  # tree, timeline; linked view
     assert trace.threads >= 1 and any(c.value == f"Measured on cpu (float32) with {trace.threads} torch thread"
                                       f"{'s' if trace.threads > 1 else ''}; no other run was queued ahead."
                                       for c in at.caption)

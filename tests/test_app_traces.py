@@ -40,7 +40,7 @@ def test_loaded_trace_drives_every_page_without_a_model(app):
     app.switch_page("pages/inspector.py").run()
     app.button(key="next").click().run()
     assert app.subheader[0].value.startswith("Iteration 1: drafted 3, accepted 1, then correction token 't7'")
-    assert len(app.get("plotly_chart")) == 2 + 3  # acceptance test, residual, p/q per drafted position
+    assert len(app.get("plotly_chart")) == 3 + 3  # tree, acceptance test, residual, p/q per drafted position
     app.button(key="next").click().run()
     assert "bonus token" in app.subheader[0].value
     for page in ("pages/generate.py", "pages/table.py", "pages/speedup.py", "pages/theory.py"):

@@ -185,3 +185,30 @@ def test_the_app_times_a_run_as_the_library_does(app_url, embedded):
         f"({verify:.2f}x); median draft app {median(app, 'draft_time') * 1000:.1f} ms, library "
         f"{median(library, 'draft_time') * 1000:.1f} ms ({draft:.2f}x)\n")
     assert verify <= 1.5 and draft <= 1.5, (OUT / "app-timing.txt").read_text()
+
+
+def test_tree_view_screenshots(app_url, tmp_path):
+    """A hand-made token tree loaded from a file: the inspector's tree and residual sequence, and the
+    Generate page's tree of the last iteration, as the browser draws them (tree-*.png)."""
+    from synthetic import synthetic_tree_trace
+
+    path = tmp_path / "tree.json"
+    synthetic_tree_trace().save(path)
+    url, _ = app_url
+    with app_page(url, 2400) as page:
+        open_page(page, "Traces", "Traces")
+        page.locator("input[type=file]").set_input_files(path)
+        page.get_by_text("Loaded tree.json").wait_for(timeout=60_000)
+        open_page(page, "Iteration inspector", "Iteration inspector")
+        charts = page.locator("[data-testid='stPlotlyChart']")
+        charts.first.locator(".annotation-text").first.wait_for(timeout=60_000)
+        page.wait_for_timeout(500)  # let plotly draw
+        charts.first.screenshot(path=OUT / "tree-inspector.png")
+        sequence = page.locator("[data-testid='stPlotlyChart']", has_text="tried in turn").last
+        sequence.scroll_into_view_if_needed()
+        sequence.screenshot(path=OUT / "tree-residuals.png")
+        open_page(page, "Generate", "Generate")
+        page.wait_for_timeout(500)
+        tree = page.locator("[data-testid='stPlotlyChart']", has_text="the token").first
+        tree.screenshot(path=OUT / "tree-generate.png")
+        assert tree.locator(".annotation-text", has_text="✓").count() == 2

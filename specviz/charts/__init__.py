@@ -8,7 +8,9 @@ from specviz.charts.table import draft_verify_table
 from specviz.charts.text import colored_text, legend
 from specviz.charts.theory import toy_histogram, toy_split_chart
 from specviz.charts.timeline import timeline
+from specviz.charts.tree import last_committed, node_labels, node_test, rejection_points, residual_sequence, token_tree
 
-__all__ = ["acceptance_test", "colored_text", "draft_verify_table", "final_bars", "legend", "linked_view",
-           "pq_bars", "residual_bars", "sweep_chart", "theory_explorer", "timeline",
-           "toy_histogram", "toy_split_chart"]
+__all__ = ["acceptance_test", "colored_text", "draft_verify_table", "final_bars", "last_committed", "legend",
+           "linked_view", "node_labels", "node_test", "pq_bars", "rejection_points", "residual_bars",
+           "residual_sequence", "sweep_chart", "theory_explorer", "timeline", "token_tree", "toy_histogram",
+           "toy_split_chart"]

@@ -16,6 +16,7 @@ from specviz.charts.style import (
     layout,
     show_token,
 )
+from specviz.charts.tree import node_labels
 from specviz.trace import DraftStep, FinalToken, Iteration, TopK
 
 VERDICT_COLORS = {"accepted": ACCEPT_COLOR, "rejected": REJECT_COLOR, "unverified": NEUTRAL}
@@ -55,13 +56,15 @@ def pq_bars(step: DraftStep) -> go.Figure:
 
 
 def acceptance_test(iteration: Iteration) -> go.Figure:
-    """One row per drafted position: the bar is min(1, p/q), the diamond is u; accept when u ≤ bar.
+    """One row per drafted node (its depth, and a letter for a tree's nodes of one depth): the bar is
+    min(1, p/q), the diamond is u; accept when u ≤ bar.
 
     Leviathan et al., Algorithm 1. For the greedy and Spec-Verification rules (no u) the bar shows
-    p(x̃) and the verdict comes from the rule.
+    p(x̃) and the verdict comes from the rule. A tree's sibling tried after a rejected one was tested
+    against what that rejection left (`charts.tree.node_test` says it in words); the bar keeps p.
     """
     steps = iteration.drafts
-    labels = [f"{s.position}: {show_token(s.token)}" for s in steps]
+    labels = [f"{name}: {show_token(s.token)}" for name, s in zip(node_labels(iteration), steps)]
     lossless = any(s.u is not None for s in steps)
     bars = [min(1.0, s.ratio if s.ratio is not None else 1.0) if lossless else s.p for s in steps]
     fig = go.Figure()
@@ -75,7 +78,7 @@ def acceptance_test(iteration: Iteration) -> go.Figure:
                         marker={"symbol": "diamond", "size": 18, "color": "#000000", "line": {"color": "white",
                                                                                            "width": 2}})
     fig.update_xaxes(range=[0, 1.02], title_text="probability")
-    fig.update_yaxes(autorange="reversed", title_text="position: drafted token")
+    fig.update_yaxes(autorange="reversed", title_text="depth: drafted token")
     return layout(fig, "Acceptance test: accept while u ≤ min(1, p/q)" if lossless else
                   f"Acceptance test ({steps[0].rule if steps else ''} rule)", height=140 + 60 * max(1, len(steps)))
 

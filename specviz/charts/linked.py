@@ -23,7 +23,7 @@ from specviz.charts.style import (
     vega_marks,
     vega_per_mark,
 )
-from specviz.trace import Trace
+from specviz.trace import Iteration, Trace
 
 BRUSH, PICK = "brush", "pick"
 WIDTH = 660
@@ -45,13 +45,26 @@ def token_rows(trace: Trace) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["iteration", "kind", "tokens", "y0", "y1", "glyph"])
 
 
+def depth_rows(it: Iteration) -> list[dict]:
+    """One row per depth of an iteration's draft (a chain's positions; a tree's levels): accepted
+    when the accepted path reaches it, rejected when its tested children all failed, never tested
+    otherwise. The token is the path's node, or the children tried at the stopping depth."""
+    rows = []
+    for depth in range(1, max((d.position for d in it.drafts), default=0) + 1):
+        nodes = [d for d in it.drafts if d.position == depth]
+        verdicts = {d.verdict for d in nodes}
+        verdict = next(v for v in ("accepted", "rejected", "unverified") if v in verdicts)
+        shown = [d for d in nodes if d.verdict == verdict][:3]
+        rows.append({"iteration": it.index, "position": depth, "verdict": verdict,
+                     "token": " | ".join(show_token(d.token) for d in shown), "tested": depth <= it.evaluated,
+                     "kept": int(depth <= it.accepted), "glyph": VERDICT_MARKS[verdict].glyph})
+    return rows
+
+
 def draft_rows(trace: Trace) -> pd.DataFrame:
-    """One row per drafted position: its verdict, whether its test decided anything (`tested`:
-    accepted or the first rejection, as `Trace.summary` counts α̂) and whether it was kept."""
-    return pd.DataFrame([{"iteration": it.index, "position": d.position, "verdict": d.verdict,
-                          "token": show_token(d.token), "tested": d.position <= it.evaluated,
-                          "kept": int(d.position <= it.accepted), "glyph": VERDICT_MARKS[d.verdict].glyph}
-                         for it in trace.iterations for d in it.drafts],
+    """One row per drafted depth (see `depth_rows`): its verdict, whether its test decided anything
+    (`tested`: accepted or the first rejection, as `Trace.summary` counts α̂) and whether it was kept."""
+    return pd.DataFrame([row for it in trace.iterations for row in depth_rows(it)],
                         columns=["iteration", "position", "verdict", "token", "tested", "kept", "glyph"])
 
 

@@ -66,9 +66,14 @@ def show_token(token: str) -> str:
 MARKDOWN_SPECIALS = set("\\`*_{}[]()#+-.!|$<>~")
 
 
+def markdown_escape(text: str) -> str:
+    """Text that Markdown shows as it is."""
+    return "".join("\\" + ch if ch in MARKDOWN_SPECIALS else ch for ch in text)
+
+
 def markdown_token(token: str) -> str:
     """`show_token`, escaped so a label rendered as Markdown shows the token itself."""
-    return "".join("\\" + ch if ch in MARKDOWN_SPECIALS else ch for ch in show_token(token))
+    return markdown_escape(show_token(token))
 
 
 @dataclass(frozen=True)

@@ -1,8 +1,10 @@
-"""SpecDec Table 16 as HTML: a Draft row and a Verify row per iteration, aligned by position.
+"""SpecDec Table 16 as HTML: a Draft row and a Verify row per iteration, aligned by depth.
 
 Before the bifurcation both rows hold the kept drafts; at the bifurcation (boxed) the Verify row
 holds the verifier's own token; drafts and verifier tokens after it are discarded (struck through).
-`accepted` may override the recorded verdicts with a re-verification (see `specviz.reverify`):
+A token tree is shown along its accepted path: the bifurcation lists every child tried there, and
+a Branches row counts the children drafted at each depth of the path.
+`passed` may override the recorded verdicts with a re-verification (see `specviz.reverify`):
 the verifier's token at a new bifurcation is then the target's top-1 there (Spec-Verification).
 """
 
@@ -13,32 +15,38 @@ from dataclasses import dataclass
 
 from specviz.charts.style import KINDS, show_token
 from specviz.trace import Iteration, Trace
+from specviz.tree import children, is_chain, walk
 
 
 @dataclass
 class Cell:
-    draft: str | None     # drafted token (None past the draft, at position γ+1)
-    verify: str | None    # verifier's token (None when the trace does not know it)
-    state: str            # "kept" | "bifurcation" | "discarded" | "bonus"
+    draft: list[str] | None   # drafted token(s) at this depth (several: siblings of a tree; None past the draft)
+    verify: str | None        # verifier's token (None when the trace does not know it)
+    state: str                # "kept" | "bifurcation" | "discarded" | "bonus"
+    branches: int = 1         # drafted children of the node before this depth
 
 
-def iteration_cells(it: Iteration, accepted: int | None = None) -> list[Cell]:
-    """Cells for positions 1..γ(+1); `accepted` = n kept drafts, the recorded one by default."""
-    n = it.accepted if accepted is None else accepted
-    relaxed = accepted is not None and accepted != it.accepted
-    cells = []
-    for i, step in enumerate(it.drafts):
-        top1 = step.p_top.tokens[0] if step.p_top else None
-        if i < n:
-            cells.append(Cell(step.token, step.token, "kept"))
-        elif i == n:
-            own = top1 if relaxed or it.final is None else it.final.token
-            cells.append(Cell(step.token, own, "bifurcation"))
-        else:
-            cells.append(Cell(step.token, top1, "discarded"))
-    if n >= len(it.drafts):
+def iteration_cells(it: Iteration, passed: list[bool] | None = None) -> list[Cell]:
+    """Cells along the accepted path, then the bifurcation (every child tried there), the first
+    child's discarded continuation, or the bonus. `passed` = each node's own test under another
+    rule (see `specviz.reverify`): the path is then the walk through passing nodes; the recorded one by default."""
+    recorded = [i for i, d in enumerate(it.drafts) if d.verdict == "accepted"]
+    path = recorded if passed is None else walk(passed, it.parents)[0]
+    relaxed = path != recorded
+    tree = children(it.parents)
+    cells = [Cell([it.drafts[i].token], it.drafts[i].token, "kept", len(tree[it.parents[i]])) for i in path]
+    kids = tree.get(path[-1] if path else -1, [])
+    if not kids:
         bonus = it.final.token if it.final is not None and not relaxed else None
-        cells.append(Cell(None, bonus, "bonus" if it.drafts else "kept"))
+        return [*cells, Cell(None, bonus, "bonus" if it.drafts else "kept")]
+    top1 = it.drafts[kids[0]].p_top.tokens[0] if it.drafts[kids[0]].p_top else None
+    own = top1 if relaxed or it.final is None else it.final.token
+    cells.append(Cell([it.drafts[k].token for k in kids], own, "bifurcation", len(kids)))
+    node = kids[0]
+    while node in tree:
+        siblings, node = tree[node], tree[node][0]
+        step = it.drafts[node]
+        cells.append(Cell([step.token], step.p_top.tokens[0] if step.p_top else None, "discarded", len(siblings)))
     return cells
 
 
@@ -51,28 +59,35 @@ CELL_CSS = {
 }
 
 
-def _td(token: str | None, state: str, row: str) -> str:
-    if token is None:
+def _td(tokens: list[str] | str | None, state: str, row: str) -> str:
+    if tokens is None:
         return "<td></td>" if row == "draft" else '<td style="color: #999999;">?</td>'
+    if isinstance(tokens, str):
+        tokens = [tokens]
     css = CELL_CSS[state] + (" text-decoration: line-through 2px;" if state == "bifurcation" and row == "draft" else "")
     mark = " ★" if state == "bonus" else ""
-    return f'<td style="{css}">{html.escape(show_token(token))}{mark}</td>'
+    return f'<td style="{css}">{" | ".join(html.escape(show_token(t)) for t in tokens)}{mark}</td>'
 
 
-def draft_verify_table(trace: Trace, accepted: list[int] | None = None, limit: int | None = None) -> str:
-    """The whole run as one HTML table (`limit` = first iterations only)."""
+def draft_verify_table(trace: Trace, passed: list[list[bool]] | None = None, limit: int | None = None) -> str:
+    """The whole run as one HTML table (`limit` = first iterations only); a tree run also gets a
+    Branches row: how many children were drafted at each depth of the path."""
     its = trace.iterations[:limit]
-    width = max((len(it.drafts) + 1 for it in its), default=1)
+    grid = [iteration_cells(it, None if passed is None else passed[it.index]) for it in its]
+    width = max((len(cells) for cells in grid), default=1)
+    trees = any(not is_chain(it.parents) for it in its)
     head = "".join(f"<th>{i}</th>" for i in range(1, width + 1))
     rows = []
-    for it in its:
-        cells = iteration_cells(it, None if accepted is None else accepted[it.index])
+    for it, cells in zip(its, grid):
         pad = "<td></td>" * (width - len(cells))
-        label = f'<th rowspan="2" style="text-align: left; white-space: nowrap;">it. {it.index}</th>'
+        label = f'<th rowspan="{3 if trees else 2}" style="text-align: left; white-space: nowrap;">it. {it.index}</th>'
         rows.append(f'<tr style="border-top: 2px solid #cccccc;">{label}<th>Draft</th>'
                     + "".join(_td(c.draft, c.state, "draft") for c in cells) + pad + "</tr>")
         rows.append("<tr><th>Verify</th>" + "".join(_td(c.verify, c.state, "verify") for c in cells) + pad + "</tr>")
+        if trees:
+            rows.append('<tr style="color: #555555;"><th>Branches</th>' + "".join(
+                f"<td>{c.branches if c.draft else ''}</td>" for c in cells) + pad + "</tr>")
     return ('<div style="overflow-x: auto;"><table class="specviz-table" style="font-size: 1.15rem; '
             'font-family: ui-monospace, monospace; border-collapse: separate; border-spacing: 4px 2px; '
             'white-space: nowrap;">'
-            f"<tr><th></th><th>position</th>{head}</tr>{''.join(rows)}</table></div>")
+            f"<tr><th></th><th>depth</th>{head}</tr>{''.join(rows)}</table></div>")

@@ -1,0 +1,175 @@
+"""The token-tree pictures, the table and the linked view on a hand-made tree, on a real tree run,
+and the pages that show them (AppTest)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import torch
+from streamlit.testing.v1 import AppTest
+from synthetic import synthetic_tree_trace
+from test_charts import make_trace
+
+from specviz import DecodeSettings, charts, generate, trace_from_dict
+from specviz.charts.linked import draft_rows
+from specviz.charts.table import iteration_cells
+from specviz.charts.tree import residual_panels, tree_boxes
+from specviz.drafters.base import Draft, Drafter
+from specviz.models import load_model
+
+APP = str(Path(__file__).resolve().parent.parent / "app.py")
+
+
+@pytest.fixture
+def tree_trace():
+    return synthetic_tree_trace()
+
+
+def test_tree_layout_puts_children_right_of_parents_and_centres_them(tree_trace):
+    boxes = {b.key: b for b in tree_boxes(tree_trace.iterations[0], "The")}
+    assert [boxes[k].kind for k in sorted(boxes)] == ["root", "rejected", "accepted", "unverified", "unverified",
+                                                     "rejected", "rejected", "unverified", "correction"]
+    for b in boxes.values():
+        if b.parent is not None:
+            assert b.depth == boxes[b.parent].depth + 1
+    assert boxes[7].parent == 1 and boxes[7].depth == 2  # the correction ends the accepted path
+    assert len({b.row for b in boxes.values() if not any(c.parent == b.key for c in boxes.values())}) == 5  # leaves
+    assert boxes[1].row == (boxes[4].row + boxes[7].row) / 2
+
+
+def test_tree_figure_marks_verdicts_apart_from_hue(tree_trace):
+    fig = charts.token_tree(tree_trace.iterations[0], charts.last_committed(tree_trace, 0))
+    texts = [a.text for a in fig.layout.annotations]
+    assert texts[0] == "<b>prompt</b>"
+    assert "<s>␣the</s> ✗" in texts and "<b>␣a</b> ✓" in texts and "<b>␣red</b> ↻" in texts and "␣one" in texts
+    by_text = {a.text: a for a in fig.layout.annotations}
+    assert by_text["<b>␣a</b> ✓"].font.color == "#ffffff"  # dark fill, white ink: reads in grey
+    assert by_text["␣one"].font.color == "#888888"
+    edges = {t.name: t for t in fig.data if t.mode == "lines"}
+    assert set(edges) == {"accepted path", "tested and rejected", "never reached", "final token"}
+    assert edges["accepted path"].line.width > edges["tested and rejected"].line.width
+    assert edges["never reached"].line.dash == "dot"
+    assert "Iteration 0: the token tree, 7 drafted, 1 accepted" in fig.layout.title.text
+
+
+def test_tree_hover_holds_p_q_u_and_the_rule(tree_trace):
+    fig = charts.token_tree(tree_trace.iterations[0], "The")
+    (nodes,) = [t for t in fig.data if t.name == "nodes"]
+    hover = list(nodes.hovertext)
+    assert "last committed token" in hover[0]
+    the, a = hover[1], hover[2]
+    assert "p = 0.100" in the and "q = 0.500" in the and "u = 0.630 &gt; min(1, p(x) / q(x)) = 0.200" in the
+    assert "rule: sampling" in the and "left after this rejection: mass 0.550" in the
+    assert "u = 0.400 ≤ min(1, p′(x) / q(x)) = 0.907" in a and "rejecting &#x27;␣the&#x27;" in a
+    assert "never reached" in hover[3]
+    assert "correction token" in hover[-1] and "residual" in hover[-1]
+
+
+def test_a_chain_renders_on_one_row(tree_trace):
+    fig = charts.token_tree(tree_trace.iterations[1], charts.last_committed(tree_trace, 1))
+    rows = {b.row for b in tree_boxes(tree_trace.iterations[1], "")}
+    assert rows == {0} and fig.layout.annotations[0].text == "<b>␣red</b>"
+    assert fig.layout.annotations[-1].text == "<b>␣on</b> ★" and "token chain" in fig.layout.title.text
+
+
+def test_residual_sequence_follows_the_rejected_siblings(tree_trace):
+    it = tree_trace.iterations[0]
+    assert charts.rejection_points(it) == [-1, 1]
+    panels = residual_panels(it, 1)
+    assert [p.mark for p in panels] == ["✗ tried", "✗ tried", "↻ drawn"]
+    assert panels[0].top.tokens[0] == " red" and panels[1].top.probs == [0.8, 0.2, 0.0]
+    assert panels[2].title == "left after '␣small' (mass 1.00)<br>drew the correction '␣red' ↻"
+    fig = charts.residual_sequence(it, 1)
+    assert len(fig.data) == 3
+    first, second, last = fig.data
+    assert list(first.marker.pattern.shape) == ["", "x", "", ""]  # ' big' tried against p
+    assert list(last.marker.line.width) == [4, 0] and last.x[0] == "␣red ↻ drawn"
+    root = residual_panels(it, -1)
+    assert [p.mark for p in root] == ["✗ tried", "✓ kept"]
+
+
+def test_table_follows_the_accepted_path_and_counts_branches(tree_trace):
+    cells = iteration_cells(tree_trace.iterations[0])
+    assert [c.state for c in cells] == ["kept", "bifurcation", "discarded"]
+    assert cells[0].draft == [" a"] and cells[0].branches == 3
+    assert cells[1].draft == [" big", " small"] and cells[1].verify == " red" and cells[1].branches == 2
+    assert cells[2].draft == [" dog"]
+    html = charts.draft_verify_table(tree_trace)
+    assert "<th>Branches</th>" in html and "␣big | ␣small" in html
+    assert "<th>Branches</th>" not in charts.draft_verify_table(make_trace())  # chains keep two rows
+
+
+def test_linked_view_counts_a_tree_by_depth(tree_trace):
+    rows = draft_rows(tree_trace)
+    first = rows[rows["iteration"] == 0]
+    assert list(first["verdict"]) == ["accepted", "rejected", "unverified"]
+    assert list(first["tested"]) == [True, True, False] and list(first["kept"]) == [1, 0, 0]
+    assert first["token"].iloc[1] == "␣big | ␣small"
+    assert rows[rows["tested"]]["kept"].mean() == pytest.approx(tree_trace.summary().alpha)
+    charts.linked_view(tree_trace).to_dict()
+    charts.timeline(tree_trace)
+
+
+def test_a_version_1_trace_loads_as_chains_and_draws():
+    data = make_trace().to_dict()
+    data["version"] = 1
+    for it in data["iterations"]:
+        for d in it["drafts"]:
+            del d["parent"], d["sampled"]
+    old = trace_from_dict(json.loads(json.dumps(data)))
+    fig = charts.token_tree(old.iterations[1], charts.last_committed(old, 1))
+    assert [a.text for a in fig.layout.annotations] == ["<b>t1</b>", "<b>t3</b> ✓", "<s>t4</s> ✗", "t5", "<b>t7</b> ↻"]
+    assert "token chain" in fig.layout.title.text
+
+
+class FixedTree(Drafter):
+    """Drafts the same small tree every iteration: two children of the root, two under the first."""
+    name = "fixed tree"
+
+    def __init__(self, vocab: int) -> None:
+        self.vocab = vocab
+
+    def begin(self, prompt_ids: list[int]) -> None:
+        pass
+
+    def propose(self, generated, gamma, warper, generator, confidence=0.0) -> Draft:
+        tokens = torch.tensor([3, 4, 5, 6])
+        q = torch.full((4, self.vocab), 1.0 / self.vocab)
+        return Draft(tokens, q, parents=[-1, -1, 0, 0], sampled=[True, True, False, False])
+
+
+def test_a_real_tree_run_draws(tiny_llama_dirs):
+    target = load_model(str(tiny_llama_dirs[0]))
+    vocab = target.vocab_size
+    trace = generate(target, FixedTree(vocab), "w1 w2", DecodeSettings(gamma=2, max_new_tokens=12, seed=3))
+    assert any(len(charts.rejection_points(it)) for it in trace.iterations)
+    for it in trace.iterations:
+        fig = charts.token_tree(it, charts.last_committed(trace, it.index))
+        assert len(fig.layout.annotations) == 1 + len(it.drafts) + (it.final is not None)
+        for node in charts.rejection_points(it):
+            assert charts.residual_sequence(it, node).data
+        cells = iteration_cells(it)
+        assert sum(c.state == "kept" for c in cells) == it.accepted
+    charts.draft_verify_table(trace)
+    charts.linked_view(trace).to_dict()
+
+
+def test_generate_and_inspector_show_the_tree(tree_trace):
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.run()
+    at.session_state["trace"] = tree_trace
+    at.switch_page("pages/generate.py").run()
+    assert not at.exception
+    trees = [c for c in at.get("plotly_chart") if ": the token " in c.proto.spec]
+    assert len(trees) == 1 and "Iteration 1: the token chain" in trees[0].proto.spec  # the last iteration
+    at.switch_page("pages/inspector.py").run()
+    assert not at.exception
+    specs = [c.proto.spec for c in at.get("plotly_chart")]
+    assert "Iteration 0: the token tree" in specs[0]
+    assert sum("tried in turn" in s for s in specs) == 2  # under the root and under ' a'
+    assert any("left after" in m.value for m in at.markdown)
+    at.switch_page("pages/table.py").run()
+    assert not at.exception
+    assert any("<th>Branches</th>" in h.proto.body for h in at.get("html"))
