@@ -67,10 +67,12 @@ def record_iteration(iteration: Iteration, p: torch.Tensor, draft: Draft, verdic
     residual_row = {node: row for row, node in enumerate(residuals)}
     for i, (token, parent) in enumerate(zip(draft.tokens.tolist(), draft.parents)):
         p_i, q_i = host["p"][i], host["q"][i]
+        tested_p = verdict.p_left.get(i, p_i)   # a sibling after a rejection was tested against p'
+        q_test = q_i if draft.sampled[i] else 1.0
         verdict_i = "accepted" if i in on_path else "rejected" if i in rejected else "unverified"
         step = DraftStep(
             position=depth[i], token_id=token, token=text(token), q=q_i, p=p_i,
-            ratio=p_i / q_i if q_i > 0 else None, u=host["u"][i] if host["u"] is not None else None,
+            ratio=tested_p / q_test if q_test > 0 else None, u=host["u"][i] if host["u"] is not None else None,
             verdict=verdict_i, rule=settings.rule, beta=host["beta"][i],
             p_top=top(host["p_top"], parent + 1), q_top=top(host["q_top"], i), parent=parent,
             sampled=draft.sampled[i])

@@ -11,7 +11,8 @@ Iteration: index, drafted, accepted, emitted_ids, drafts [DraftStep], final Fina
   (the drafter stopped before γ: its most likely token fell below settings.draft_confidence).
   `drafts` are the nodes of the iteration's token tree (a chain in order, or parents before children).
 DraftStep: position (the node's depth, 1-based), token_id, token, q, p (the target's, after the
-  node's parent), ratio, u, verdict ("accepted": on the accepted path | "rejected": tested and
+  node's parent), ratio (what the test compared with u: p(x)/q(x), with p' for a sibling tried after a
+  rejected one and q = 1 for a picked node), u, verdict ("accepted": on the accepted path | "rejected": tested and
   refused | "unverified": never reached), rule, beta = Σ min(p, q), p_top (p after the parent),
   q_top, residual_top, residual_mass (the distribution left after this node was rejected,
   norm(max(0, p' - q)), and its mass before normalising; rejected nodes under the sampling rule),
@@ -234,7 +235,8 @@ def text_segments(trace: Trace, include_rejected: bool = True) -> list[tuple[str
     """
     pieces = []
     for it in trace.iterations:
-        for step in it.drafts:
+        for node in _decision_order(it):
+            step = it.drafts[node]
             if step.verdict == "accepted":
                 pieces.append((step.token, "accepted"))
             elif step.verdict == "rejected" and include_rejected:
@@ -244,3 +246,17 @@ def text_segments(trace: Trace, include_rejected: bool = True) -> list[tuple[str
         if it.final is not None:
             pieces.append((it.final.token, it.final.kind))
     return pieces
+
+
+def _decision_order(it: Iteration) -> list[int]:
+    """Nodes that were decided, depth by depth: the rejected children of each accepted node (or of
+    the root), then the accepted one, as the text reads."""
+    parents, order, node = it.parents, [], -1
+    while True:
+        kids = [i for i, parent in enumerate(parents) if parent == node and it.drafts[i].verdict != "unverified"]
+        order += [i for i in kids if it.drafts[i].verdict == "rejected"]
+        chosen = [i for i in kids if it.drafts[i].verdict == "accepted"]
+        if not chosen:
+            return order
+        order.append(chosen[0])
+        node = chosen[0]

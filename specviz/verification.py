@@ -25,6 +25,7 @@ class Verdict:
     bonus: int | None = None            # token sampled from p after the last accepted node, a leaf
     u: torch.Tensor | None = None       # [n] the uniform draws (lossless rule only)
     residuals: dict[int, torch.Tensor] = field(default_factory=dict)  # rejected node -> max(0, p - q), unnormalised
+    p_left: dict[int, float] = field(default_factory=dict)  # a later sibling -> p'(x), what its test compared
 
     @property
     def accepted(self) -> int:
@@ -73,7 +74,8 @@ def lossless(p: torch.Tensor, q: torch.Tensor, draft: torch.Tensor, generator: t
             if target is None:
                 ok = first[child]
             else:
-                ok = bool(u[child] * q_draft[child] <= target[tokens[child]])
+                verdict.p_left[child] = float(target[tokens[child]])
+                ok = bool(u[child] * q_draft[child] <= verdict.p_left[child])
             if ok:
                 break
             q_child = q[child] if sampled[child] else torch.nn.functional.one_hot(
