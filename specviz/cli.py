@@ -41,7 +41,8 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--target", default=None,
                         help="target model: hub id or local directory (default: the embedded SmolLM2-135M-Instruct)")
     parser.add_argument("--drafter", default=None, choices=DRAFTER_KINDS,
-                        help="drafter kind (default: eagle, the trained head, with the embedded target; else ngram)")
+                        help="drafter kind (default: eagle, the trained head, with the embedded target; else ngram); "
+                             "lookup+eagle: prompt lookup's copy and the head's tree in one token tree")
     parser.add_argument("--drafter-model", default=None,
                         help="draft LM for --drafter model: hub id or directory; for eagle / tiny: a weights file")
     parser.add_argument("--device", default=None, help="cuda, cuda:1, cpu ... (default: cuda when available)")
@@ -53,7 +54,12 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
 def add_decode_arguments(parser: argparse.ArgumentParser) -> None:
     d = DecodeSettings()
     parser.add_argument("--gamma", type=int, default=d.gamma,
-                        help=f"tokens drafted per iteration, 1-64 (default {d.gamma})")
+                        help=f"tokens drafted per iteration, 1-64: a token tree's depth (default {d.gamma})")
+    parser.add_argument("--branches", type=int, default=d.branches,
+                        help=f"token tree: children per expanded node, the drafter's top-k (default {d.branches}: "
+                             "a chain)")
+    parser.add_argument("--nodes", type=int, default=d.nodes,
+                        help="token tree: the budget N of drafted nodes per iteration (default 0: no budget)")
     parser.add_argument("--verify", default=d.verify, choices=VERIFY_RULES,
                         help="sampling: lossless rejection sampling; greedy: argmax match; spec: SpecDec beta/tau")
     parser.add_argument("--temperature", type=float, default=d.temperature, help="0 means greedy (default 1.0)")
@@ -81,7 +87,7 @@ def settings_from_args(args: argparse.Namespace) -> DecodeSettings:
         top_p=args.top_p, beta=args.beta, tau=args.tau, seed=args.seed,
         max_new_tokens=args.max_new_tokens, record_top_k=args.record_top_k,
         first_target=args.first_target, target_latency_ms=args.target_latency_ms,
-        draft_confidence=args.draft_confidence)
+        draft_confidence=args.draft_confidence, branches=args.branches, nodes=args.nodes)
 
 
 def run_generate(args: argparse.Namespace) -> None:

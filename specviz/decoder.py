@@ -86,7 +86,8 @@ class Run:
         if self.drafter is None or gamma == 0 or (s.first_target and index == 0):
             draft = empty_draft(self.vocab, self.target.device)
         else:
-            draft = self.drafter.propose(generated, gamma, self.warper, self.generator, s.draft_confidence)
+            draft = self.drafter.propose(generated, gamma, self.warper, self.generator, s.draft_confidence,
+                                         branches=s.branches, nodes=s.nodes)
         t1 = self.clock.now()
         drafted = draft.tokens.tolist()
         fed = seq + drafted

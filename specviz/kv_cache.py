@@ -10,7 +10,8 @@ model runs its encoder once per prompt; `seq` is then the decoder's sequence.
 A token tree (`parents` for the last tokens of `seq`, see `specviz.tree`) is fed in the same single
 pass with a tree attention mask and positions by depth. The cache then holds every node; the next
 call keeps of them only the path that `seq` went on with, selecting those positions (no re-feeding),
-so the cache is again exactly that of the committed sequence.
+so the cache is again exactly that of the committed sequence. A draft LM grows its tree one depth
+per call: a call whose tree extends the cached one feeds only the new nodes.
 """
 
 from __future__ import annotations
@@ -69,8 +70,10 @@ class CachedLM:
             raise SpecvizError(f"{self.loaded.name}: token trees need a decoder-only model; use a chain (top-k 1)")
         keep = 0
         if self.use_cache:
-            self._keep_path(seq)
+            grows = self._keep_path(seq, parents)
             keep = min(_common_prefix(self.fed, seq), len(seq) - last)
+            if tree and not grows:  # tokens cached as a sequence serve only the tree's leading chain
+                keep = min(keep, len(seq) - len(parents) + _leading_chain(parents))
             if len(self.fed) > keep:
                 self.cache.crop(keep - len(self.fed))
             self.fed = list(seq)
@@ -82,10 +85,12 @@ class CachedLM:
         if tree:
             n, device = len(parents), self.loaded.device
             lead = len(seq) - n
+            past = min(keep, lead)  # the nodes before `keep` are cached already (a growing tree)
             self.fed, self.tree = seq[:lead], (seq[lead:], list(parents))
-            at = list(range(keep, lead)) + [lead - 1 + d for d in depths(parents)]
-            extra["position_ids"] = torch.tensor([at], device=device)
-            extra["attention_mask"] = attention_mask(parents, keep, len(seq) - keep, self.loaded.dtype, device)
+            at = list(range(past, lead)) + [lead - 1 + d for d in depths(parents)]
+            extra["position_ids"] = torch.tensor([at[keep - past:]], device=device)
+            mask = attention_mask(parents, past, len(seq) - past, self.loaded.dtype, device)
+            extra["attention_mask"] = mask[:, :, keep - past:]
         if self.loaded.is_encoder_decoder:
             out = self.model(encoder_outputs=self.encoder_outputs, decoder_input_ids=new,
                              past_key_values=self.cache, use_cache=True, output_hidden_states=hidden > 0)
@@ -100,13 +105,19 @@ class CachedLM:
             return out.logits[0, -last:], states[-1][0, -hidden:]
         return out.logits[0, -last:]
 
-    def _keep_path(self, seq: list[int]) -> None:
+    def _keep_path(self, seq: list[int], grown: list[int] | None = None) -> bool:
         """After a tree pass: keep in the cache the committed prefix and the nodes of the path seq
         took through the tree (SpecInfer's tree-based parallel decoding keeps the accepted path's
-        keys and values); drop every other node."""
+        keys and values); drop every other node. Unless this call's tree (`grown`, the parents of
+        the last nodes of seq) grows the cached one, a drafter feeding its tree one depth at a time:
+        then every cached node stays, and True says so."""
         if self.tree is None:
-            return
+            return False
         (tokens, parents), lead = self.tree, len(self.fed)
+        if (grown is not None and grown[:len(parents)] == parents and len(seq) - len(grown) == lead
+                and seq[lead:lead + len(tokens)] == tokens):
+            self.fed, self.tree = seq[:lead + len(tokens)], None
+            return True
         tree, node, kept = children(parents), -1, []
         for token in seq[lead:]:
             node = next((c for c in tree.get(node, []) if tokens[c] == token), None)
@@ -117,6 +128,16 @@ class CachedLM:
         for layer in self.cache.layers:
             layer.keys, layer.values = layer.keys[:, :, index], layer.values[:, :, index]
         self.fed, self.tree = self.fed + [tokens[i] for i in kept], None
+        return False
+
+
+def _leading_chain(parents: list[int]) -> int:
+    """How many of the first nodes form a chain from the root."""
+    n = 0
+    while n < len(parents) and parents[n] == n - 1:
+        n += 1
+    return n
+
 
 def _common_prefix(a: list[int], b: list[int]) -> int:
     n = 0

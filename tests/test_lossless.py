@@ -17,6 +17,7 @@ from scipy.stats import chisquare
 from specviz import DecodeSettings, generate, load_model, verification
 from specviz.drafters import DraftModelDrafter, NgramDrafter, draft_model
 from specviz.drafters.base import Draft
+from specviz.tree import chain
 from specviz.warpers import Warper
 
 PROMPT = "w1 w2 w3"
@@ -137,7 +138,7 @@ def test_a_stop_on_the_drawn_tokens_own_q_is_caught(target_without_eos, monkeypa
     """Dropping x̃ because q(x̃) is small keeps only confident draws: they no longer follow the q
     of the ratio p/q, and the output drifts from p."""
 
-    def biased(logits, step, gamma, warper, generator, confidence):
+    def biased(logits, step, gamma, warper, generator, confidence, branches, nodes):
         tokens, qs = [], []
         for i in range(gamma):
             q = warper.probs(logits)
@@ -147,7 +148,7 @@ def test_a_stop_on_the_drawn_tokens_own_q_is_caught(target_without_eos, monkeypa
             tokens.append(token)
             qs.append(q)
             if i + 1 < gamma:
-                logits = step(token)
+                logits = step(token[None], chain(i + 1))[0]
         if not tokens:
             return Draft(torch.empty(0, dtype=torch.long), torch.empty(0, logits.shape[-1]))
         return Draft(torch.stack(tokens), torch.stack(qs))

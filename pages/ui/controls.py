@@ -28,6 +28,7 @@ RULES = {"sampling": "lossless sampling", "greedy": "greedy (argmax match)", "sp
 
 DEFAULTS = {
     "pair": EMBEDDED_PAIR, "custom_target": "", "custom_drafter": "", "drafter": "eagle", "gamma": 4,
+    "branches": 1, "nodes": 0,
     "draft_confidence": 0.0, "verify": "sampling", "beta": 3, "tau": 1.0, "temperature": 0.5, "top_k": 0,
     "top_p": 1.0, "seed": 0,
     "max_new_tokens": 48, "target_latency_ms": 0, "prompt_choice": next(iter(PROMPTS)),
@@ -67,13 +68,19 @@ def sidebar(page: str) -> None:
         st.selectbox("Model pair (target ← drafter)", PAIRS, key="pair", on_change=_use_pair)
         if st.session_state.pair == CUSTOM_PAIR:
             st.text_input("Target (hub id or directory)", key="custom_target")
-            st.text_input("Draft model (hub id or directory; a weights file for eagle / tiny)", key="custom_drafter")
+            st.text_input("Draft model (hub id or directory; a weights file for eagle / tiny / lookup+eagle)",
+                          key="custom_drafter")
         else:
             _keep("custom_target", "custom_drafter")
         st.selectbox("Drafter", DRAFTER_KINDS, key="drafter",
                      help="eagle / tiny: drafters trained on the embedded target (the Draft model field: a weights "
-                     "file); ngram: prompt lookup; model: the pair's small LM; none: the target alone")
-        st.slider("γ: tokens drafted per iteration", 1, 16, key="gamma")
+                     "file); ngram: prompt lookup; model: the pair's small LM; lookup+eagle: prompt lookup's "
+                     "copy and the EAGLE head's guesses in one token tree; none: the target alone")
+        st.slider("γ: tokens drafted per iteration (a tree's depth)", 1, 16, key="gamma")
+        st.slider("Branches: children per drafted node (top-k; 1 = a chain)", 1, 8, key="branches",
+                  help="More than 1 drafts a token tree: several continuations verified in one target pass.")
+        st.slider("Node budget N per tree (0 = no budget)", 0, 64, key="nodes",
+                  help="The drafter keeps its N most probable nodes; the target verifies them all in one pass.")
         st.slider("Stop drafting when the drafter is unsure: max q below", 0.0, 0.95, step=0.05,
                   key="draft_confidence", help="0 = off. The drafter stops before a position whose most likely "
                   "token has probability below this, so γ becomes a maximum (llama.cpp's p_min).")
@@ -99,7 +106,8 @@ def sidebar(page: str) -> None:
 def settings() -> DecodeSettings:
     """DecodeSettings from the sidebar; raises SpecvizError for invalid values."""
     s = st.session_state
-    return DecodeSettings(gamma=int(s.gamma), draft_confidence=float(s.draft_confidence), verify=s.verify,
+    return DecodeSettings(gamma=int(s.gamma), branches=int(s.branches), nodes=int(s.nodes),
+                          draft_confidence=float(s.draft_confidence), verify=s.verify,
                           temperature=float(s.temperature), top_k=int(s.top_k),
                           top_p=float(s.top_p), beta=int(s.beta), tau=float(s.tau), seed=int(s.seed),
                           max_new_tokens=int(s.max_new_tokens), target_latency_ms=float(s.target_latency_ms))

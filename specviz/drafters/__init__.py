@@ -8,21 +8,27 @@ from specviz.drafters.ngram import NgramDrafter
 from specviz.errors import SpecvizError
 from specviz.models import LoadedModel, check_same_vocab, load_model
 
-DRAFTER_KINDS = ("eagle", "tiny", "ngram", "model", "none")
+DRAFTER_KINDS = ("eagle", "tiny", "ngram", "model", "lookup+eagle", "none")
 
 
 def build_drafter(kind: str, target: LoadedModel, model: str | None = None,
                   trust_remote_code: bool = False) -> Drafter | None:
     """A drafter for `target`: "eagle" / "tiny" (trained EAGLE-style head / tiny LM; `model` is
     a weights file, default the shipped one for the embedded target), "ngram" (prompt lookup),
-    "model" (the draft LM `model`, a hub id or directory, loaded on the target's device and dtype)
-    or "none" (the plain baseline)."""
+    "model" (the draft LM `model`, a hub id or directory, loaded on the target's device and dtype),
+    "lookup+eagle" (prompt lookup's copy and the EAGLE head's tree in one tree; `model` as for
+    "eagle") or "none" (the plain baseline)."""
     if kind == "none":
         return None
     if kind == "eagle":
         from specviz.drafters.eagle import load_eagle
 
         return load_eagle(target, model)
+    if kind == "lookup+eagle":
+        from specviz.drafters.eagle import load_eagle
+        from specviz.drafters.mixed import MixedDrafter
+
+        return MixedDrafter(NgramDrafter(target.vocab_size, target.device), load_eagle(target, model))
     if kind == "tiny":
         from specviz.drafters.tiny import load_tiny
 

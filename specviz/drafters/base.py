@@ -1,8 +1,9 @@
-"""The drafter protocol: propose up to γ tokens and the q each was drawn from.
+"""The drafter protocol: propose a token tree (a chain by default) and the q each node was drawn from.
 
 Every drafter (a small LM, a prompt-lookup table, a trained head) is a `Drafter`: `begin` starts
-a prompt and `propose` drafts after the tokens generated so far; the decoder verifies whatever
-comes back, fewer than γ tokens or none included. A drafter that reads the target's features
+a prompt and `propose` drafts after the tokens generated so far, a tree of depth up to γ with up to
+`branches` children per node and at most `nodes` nodes; the decoder verifies whatever comes back,
+a shorter or empty draft included. A drafter that reads the target's features
 (`reads_features`, an EAGLE head) receives them through `observe`. `vocab` is the size of the
 vocabulary q is over: the target's, or the ids a draft LM shares with it. The autoregressive
 drafters share one loop, `draft_loop`.
@@ -15,7 +16,7 @@ from dataclasses import dataclass
 
 import torch
 
-from specviz.tree import chain
+from specviz.tree import chain, depths
 from specviz.warpers import Warper
 
 
@@ -54,9 +55,11 @@ class Drafter:
         raise NotImplementedError
 
     def propose(self, generated: list[int], gamma: int, warper: Warper, generator: torch.Generator,
-                confidence: float = 0.0) -> Draft:
-        """Draft up to gamma tokens after prompt + generated; stop where the drafter is unsure
-        (its most likely next token has probability below `confidence`; 0 never stops)."""
+                confidence: float = 0.0, branches: int = 1, nodes: int = 0) -> Draft:
+        """Draft a tree of depth up to gamma after prompt + generated, with up to `branches`
+        children per node (1: a chain) and at most `nodes` nodes (0: no budget); stop where the
+        drafter is unsure (its most likely next token has probability below `confidence`; 0 never
+        stops)."""
         raise NotImplementedError
 
     def observe(self, hidden: torch.Tensor) -> None:
@@ -64,32 +67,91 @@ class Drafter:
         the decoder computes and hands them over only when `reads_features`."""
 
 
-def draft_loop(logits: torch.Tensor, step: Callable[[torch.Tensor], torch.Tensor], gamma: int, warper: Warper,
-               generator: torch.Generator, confidence: float = 0.0) -> Draft:
-    """Leviathan et al., Algorithm 1, lines 2-4: for i = 1..γ, qᵢ = warp(M_q(prefix, x̃₁..x̃ᵢ₋₁)) and
-    x̃ᵢ ~ qᵢ. `logits` [V] are the first position's, from one forward pass; `step(x̃ᵢ)` feeds a
-    drafted token and returns the next position's logits.
+Step = Callable[[torch.Tensor, list[int]], torch.Tensor]
 
-    The confidence stop (llama.cpp's p_min) ends the draft before position i when max qᵢ falls
-    below `confidence`. It reads qᵢ, never the token drawn from it: every kept x̃ᵢ is still a draw
-    from the very qᵢ the ratio p/qᵢ uses, so lossless sampling stays exact. (Dropping a token
-    because its own q(x̃ᵢ) is small would bias the accepted tokens towards confident ones.)
+
+def draft_loop(logits: torch.Tensor, step: Step, gamma: int, warper: Warper, generator: torch.Generator,
+               confidence: float = 0.0, branches: int = 1, nodes: int = 0) -> Draft:
+    """The autoregressive drafters' one loop: a chain (`branches` 1) or a tree grown depth by depth.
+
+    Chain: Leviathan et al., Algorithm 1, lines 2-4: for i = 1..γ, qᵢ = warp(M_q(prefix, x̃₁..x̃ᵢ₋₁))
+    and x̃ᵢ ~ qᵢ (`sampled`). Tree: EAGLE-2's dynamic draft tree (Li et al. 2024, §4.1-4.2). A node's
+    value is its path's draft probability Π q (kept as Σ log q), the head's estimate of the chance
+    that the target accepts it. Each expanded node gets its k = `branches` most likely children
+    (picked by rank: `sampled` False); at each depth the k most valuable of the newest nodes are
+    expanded, all in one `step`; at the end the N = `nodes` most valuable nodes are kept (0: all).
+    A child is never worth more than its parent, so the N best include every kept node's ancestors.
+
+    `logits` [V] are the root's, from one forward pass. `step(tokens, parents)` feeds the m newest
+    expanded nodes' tokens [m]; `parents` is the tree (see `specviz.tree`) of every node fed so far
+    in this draft, the m new ones last, so earlier ones are in the drafter's cache; it returns the
+    m nodes' next-token logits [m, V].
+
+    The confidence stop (llama.cpp's p_min) does not expand a node whose max q falls below
+    `confidence` (for a chain: the draft ends there). It reads q, never the token drawn from it:
+    every kept x̃ᵢ is still a draw from the very qᵢ the ratio p/qᵢ uses, so lossless sampling stays
+    exact. (Dropping a token because its own q(x̃ᵢ) is small would bias the accepted tokens towards
+    confident ones.)
     """
-    tokens, qs, calls, unsure = [], [], 1, False
-    for i in range(gamma):
-        q = warper.probs(logits)
-        if confidence and q.max() < confidence:
-            unsure = True
+    tokens: list[torch.Tensor] = []
+    qs: list[torch.Tensor] = []
+    parents: list[int] = []
+    sampled: list[bool] = []
+    value: list[float] = []
+    fed: list[int] = []                  # the tree of the nodes fed to `step`, in feeding order
+    slot = {-1: -1}                      # node -> its index in `fed`
+    q, frontier, calls, unsure = warper.probs(logits)[None], [-1], 1, False
+    gamma = min(gamma, nodes) if nodes else gamma   # a path of depth d takes d nodes
+    for depth in range(gamma):
+        new = []
+        for row, node in enumerate(frontier):
+            if confidence and q[row].max() < confidence:
+                unsure = True
+                continue
+            base = value[node] if node >= 0 else 0.0
+            for token in _children(q[row], branches, warper, generator):
+                new.append(len(tokens))
+                tokens.append(token)
+                qs.append(q[row])
+                parents.append(node)
+                sampled.append(branches == 1)
+                value.append(base + float(q[row, token].log()))
+        if not new or depth + 1 == gamma:
             break
-        token = warper.pick(q, generator)
-        tokens.append(token)
-        qs.append(q)
-        if i + 1 < gamma:
-            logits = step(token)
-            calls += 1
+        frontier = sorted(sorted(new, key=lambda i: -value[i])[:branches])
+        for node in frontier:
+            slot[node] = len(fed)
+            fed.append(slot[parents[node]])
+        q = warper.probs(step(torch.stack([tokens[i] for i in frontier]), fed))
+        calls += 1
     if not tokens:
         return empty_draft(logits.shape[-1], logits.device, calls, unsure)
-    return Draft(torch.stack(tokens), torch.stack(qs), calls, unsure)
+    keep = best(value, parents, nodes)
+    return Draft(torch.stack([tokens[i] for i in keep]), torch.stack([qs[i] for i in keep]), calls, unsure,
+                 prune(parents, keep), [sampled[i] for i in keep])
+
+
+def _children(q: torch.Tensor, branches: int, warper: Warper, generator: torch.Generator) -> list[torch.Tensor]:
+    """A node's children: one draw from q for a chain, else its `branches` most likely tokens."""
+    if branches == 1:
+        return [warper.pick(q, generator)]
+    top = q.topk(min(branches, q.shape[-1]))
+    return [token for p, token in zip(top.values, top.indices) if p > 0]
+
+
+def best(value: list[float], parents: list[int], nodes: int) -> list[int]:
+    """The `nodes` most valuable nodes in node order (all with 0); ties go to the shallower node, so
+    a parent (never worth less than its child) always ranks before its children."""
+    if not nodes or len(value) <= nodes:
+        return list(range(len(value)))
+    depth = depths(parents)
+    return sorted(sorted(range(len(value)), key=lambda i: (-value[i], depth[i]))[:nodes])
+
+
+def prune(parents: list[int], keep: list[int]) -> list[int]:
+    """The parents of the kept nodes (a list closed under ancestors, in node order), renumbered."""
+    index = {-1: -1} | {node: i for i, node in enumerate(keep)}
+    return [index[parents[node]] for node in keep]
 
 
 def empty_draft(vocab: int, device: torch.device, calls: int = 0, unsure: bool = False) -> Draft:

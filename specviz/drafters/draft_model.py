@@ -5,13 +5,15 @@ from __future__ import annotations
 import torch
 
 from specviz.drafters.base import Draft, Drafter, draft_loop
+from specviz.errors import SpecvizError
 from specviz.kv_cache import CachedLM
 from specviz.models import LoadedModel
 from specviz.warpers import Warper
 
 
 class DraftModelDrafter(Drafter):
-    """Runs the small model γ times autoregressively: qᵢ = M_q(prefix, x̃₁..x̃ᵢ₋₁), x̃ᵢ ~ qᵢ."""
+    """Runs the small model through `draft_loop`: a chain qᵢ = M_q(prefix, x̃₁..x̃ᵢ₋₁), x̃ᵢ ~ qᵢ, or a
+    top-k tree whose every depth is one pass of `CachedLM` over the new nodes (a tree mask)."""
 
     def __init__(self, loaded: LoadedModel, vocab: int | None = None, use_cache: bool = True):
         self.name = loaded.name
@@ -23,11 +25,16 @@ class DraftModelDrafter(Drafter):
         self.start = self.lm.start(prompt_ids)
 
     def propose(self, generated: list[int], gamma: int, warper: Warper, generator: torch.Generator,
-                confidence: float = 0.0) -> Draft:
+                confidence: float = 0.0, branches: int = 1, nodes: int = 0) -> Draft:
+        if branches > 1 and self.lm.loaded.is_encoder_decoder:
+            raise SpecvizError(f"{self.name} is an encoder-decoder draft model: it drafts chains only; "
+                               "set branches (top-k) to 1")
         seq = self.start + generated
+        fed: list[int] = []   # the tokens of the nodes fed so far, in feeding order
 
-        def step(token: torch.Tensor) -> torch.Tensor:
-            seq.append(int(token))
-            return self.lm.logits(seq)[0, : self.vocab]
+        def step(tokens: torch.Tensor, parents: list[int]) -> torch.Tensor:
+            fed.extend(tokens.tolist())
+            return self.lm.logits(seq + fed, last=len(tokens), parents=parents)[:, : self.vocab]
 
-        return draft_loop(self.lm.logits(seq)[0, : self.vocab], step, gamma, warper, generator, confidence)
+        return draft_loop(self.lm.logits(seq)[0, : self.vocab], step, gamma, warper, generator, confidence,
+                          branches, nodes)

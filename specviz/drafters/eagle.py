@@ -21,7 +21,7 @@ import torch
 from torch import nn
 
 from specviz.drafters.base import Draft, Drafter, draft_loop, empty_draft
-from specviz.drafters.layers import KV, Block, BlockConfig, RMSNorm, crop, head_rows, pack_head, spread
+from specviz.drafters.layers import KV, Block, BlockConfig, RMSNorm, crop, frontier, head_rows, pack_head, spread
 from specviz.drafters.weights import DRAFTERS_DIR, load_weights
 from specviz.errors import SpecvizError
 from specviz.models import LoadedModel
@@ -61,10 +61,11 @@ class EagleHead(nn.Module):
         return head
 
     def forward(self, features: torch.Tensor, tokens: torch.Tensor, positions: torch.Tensor,
-                past: KV | None = None) -> tuple[torch.Tensor, KV]:
-        """features [B, T, d] (f_t), tokens [B, T] (x_{t+1}), positions [T] (t) -> f̂ [B, T, d], cache."""
+                past: KV | None = None, mask: torch.Tensor | None = None) -> tuple[torch.Tensor, KV]:
+        """features [B, T, d] (f_t), tokens [B, T] (x_{t+1}), positions [T] (t) -> f̂ [B, T, d], cache;
+        `mask` [T, past + T] for a token tree (see `layers.frontier`), else causal."""
         embed = self.shared[0](tokens).to(features.dtype)
-        h, cache = self.block(self.fc(torch.cat([features, embed], dim=-1)), positions, past)
+        h, cache = self.block(self.fc(torch.cat([features, embed], dim=-1)), positions, past, mask)
         return self.norm(h), cache
 
     def logits(self, predicted: torch.Tensor) -> torch.Tensor:
@@ -97,7 +98,9 @@ class EagleDrafter(Drafter):
 
     @torch.no_grad()
     def propose(self, generated: list[int], gamma: int, warper: Warper, generator: torch.Generator,
-                confidence: float = 0.0) -> Draft:
+                confidence: float = 0.0, branches: int = 1, nodes: int = 0) -> Draft:
+        """A chain, or EAGLE-2's dynamic tree (`draft_loop`): each depth's expanded nodes go through
+        the head in one call, with a tree mask over the head's cache."""
         seq = self.prompt + generated
         feats = torch.cat(self.features) if self.features else torch.empty(0)
         self.features = [feats]
@@ -108,26 +111,27 @@ class EagleDrafter(Drafter):
             raise SpecvizError(f"the EAGLE head needs the target's features of all {len(seq) - 1} committed "
                                f"positions but has {known}: run it through the decoder, which hands them over")
         if self.cache is not None:
-            self.cache = crop(self.cache, self.cached)
+            self.cache = crop(self.cache, self.cached)  # drop the last draft's nodes
         new = torch.arange(self.cached, known, device=self.device)
         tokens = torch.tensor(seq[self.cached + 1: known + 1], device=self.device)
         predicted, self.cache = self.head(feats[self.cached:known][None], tokens[None], new, self.cache)
         self.cached = known
-        feature, position = predicted[:, -1:], known
+        features = [predicted[0, -1:]]  # f̂ of the root, then of each node fed, in feeding order
 
-        def step(token: torch.Tensor) -> torch.Tensor:
-            """Feed x̃ᵢ with the head's own predicted feature: the target has not seen x̃ᵢ yet."""
-            nonlocal feature, position
-            at = torch.tensor([position], device=self.device)
-            feature, self.cache = self.head(feature, token.view(1, 1), at, self.cache)
-            position += 1
-            return self.logits(feature)
+        def step(tokens: torch.Tensor, parents: list[int]) -> torch.Tensor:
+            """Feed each new node x̃ with its parent's predicted feature f̂: the target has not seen x̃ yet."""
+            m = len(tokens)
+            parent = torch.cat([features[i + 1] for i in parents[-m:]])
+            at, mask = frontier(parents, known, m, self.device)
+            out, self.cache = self.head(parent[None], tokens[None], at, self.cache, mask)
+            features.extend(out[0].split(1))
+            return self.logits(out[0])
 
-        return draft_loop(self.logits(feature), step, gamma, warper, generator, confidence)
+        return draft_loop(self.logits(features[0])[0], step, gamma, warper, generator, confidence, branches, nodes)
 
-    def logits(self, feature: torch.Tensor) -> torch.Tensor:
-        """The next token's logits [V] over the target's vocabulary from the last predicted feature."""
-        return spread(self.head.logits(feature[0, -1]), self.head.vocab, self.vocab)
+    def logits(self, features: torch.Tensor) -> torch.Tensor:
+        """Next-token logits [..., V] over the target's vocabulary from predicted features [..., d]."""
+        return spread(self.head.logits(features), self.head.vocab, self.vocab)
 
 
 def load_eagle(target: LoadedModel, path: Path | None = None) -> EagleDrafter:

@@ -3,7 +3,8 @@
 Pre-norm attention (rotary positions, grouped-query heads) and a SwiGLU MLP, named like the
 target's `LlamaDecoderLayer` so a block can start from a copy of one of the target's layers.
 `Block.forward` takes the cache of earlier positions and returns the extended one, so a drafter
-can feed a few committed positions at once, draft one token at a time and cut the cache back.
+can feed a few committed positions at once, draft one token (or one depth of a token tree, with
+`frontier`'s mask) at a time and cut the cache back.
 
 A draft vocabulary (the N tokens the target uses most) makes the draft LM head N/V as costly;
 `spread` puts those logits back on the full vocabulary with -inf elsewhere, so q is a proper
@@ -19,6 +20,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from specviz.packed_linear import PackedLinear, can_pack
+from specviz.tree import ancestry, depths, is_chain
 
 KV = tuple[torch.Tensor, torch.Tensor]
 
@@ -101,7 +103,9 @@ class Attention(nn.Module):
         self.o_proj = nn.Linear(c.num_attention_heads * c.head_dim, c.hidden_size, bias=False)
         self.rotary = RotaryTable(c.head_dim, c.rope_theta)
 
-    def forward(self, x: torch.Tensor, positions: torch.Tensor, past: KV | None) -> tuple[torch.Tensor, KV]:
+    def forward(self, x: torch.Tensor, positions: torch.Tensor, past: KV | None,
+                mask: torch.Tensor | None = None) -> tuple[torch.Tensor, KV]:
+        """`mask` [t, past + t] bool (True: may attend), e.g. a token tree's (`frontier`); default causal."""
         c, (b, t, _) = self.c, x.shape
         q = self.q_proj(x).view(b, t, c.num_attention_heads, c.head_dim).transpose(1, 2)
         k = self.k_proj(x).view(b, t, c.num_key_value_heads, c.head_dim).transpose(1, 2)
@@ -110,8 +114,7 @@ class Attention(nn.Module):
         q, k = apply_rotary(q, cos, sin), apply_rotary(k, cos, sin)
         if past is not None:
             k, v = torch.cat([past[0], k], dim=2), torch.cat([past[1], v], dim=2)
-        mask = None
-        if t > 1:  # causal among the new positions, everything before them visible
+        if mask is None and t > 1:  # causal among the new positions, everything before them visible
             mask = torch.ones(t, k.shape[2], dtype=torch.bool, device=x.device).tril(k.shape[2] - t)
         # grouped-query attention: each K/V head serves num_attention_heads / num_key_value_heads query heads
         y = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, enable_gqa=True)
@@ -137,8 +140,9 @@ class Block(nn.Module):
         self.post_attention_layernorm = RMSNorm(c.hidden_size, c.rms_norm_eps)
         self.mlp = MLP(c)
 
-    def forward(self, x: torch.Tensor, positions: torch.Tensor, past: KV | None = None) -> tuple[torch.Tensor, KV]:
-        a, cache = self.self_attn(self.input_layernorm(x), positions, past)
+    def forward(self, x: torch.Tensor, positions: torch.Tensor, past: KV | None = None,
+                mask: torch.Tensor | None = None) -> tuple[torch.Tensor, KV]:
+        a, cache = self.self_attn(self.input_layernorm(x), positions, past, mask)
         x = x + a
         return x + self.mlp(self.post_attention_layernorm(x)), cache
 
@@ -169,6 +173,20 @@ def pack_head(model: nn.Module) -> None:
     """
     if can_pack(model):
         model.shared = (model.shared[0], PackedLinear(model.shared[1]))
+
+
+def frontier(parents: list[int], past: int, new: int,
+             device: torch.device) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """Positions [new] and attention mask [new, past + len(parents)] for feeding the last `new`
+    nodes of a draft tree (`parents`, see `specviz.tree`) after `past` committed positions, the
+    earlier nodes being already cached in feeding order. As in the target's tree pass, a node at
+    depth d sits at position past + d - 1 and sees the committed prefix, its ancestors and itself.
+    The mask is None for a chain: the block's causal default."""
+    positions = torch.tensor([past - 1 + d for d in depths(parents)[-new:]], device=device)
+    if is_chain(parents):
+        return positions, None
+    seen = torch.cat([torch.ones(new, past, dtype=torch.bool), ancestry(parents)[-new:]], dim=1)
+    return positions, seen.to(device)
 
 
 def crop(cache: KV, length: int) -> KV:

@@ -1,11 +1,13 @@
-"""Prompt lookup: copy what followed the longest earlier match of the current suffix.
+"""Prompt lookup: copy what followed earlier matches of the current suffix.
 
 The "copy" drafter of Leviathan et al. (and transformers' prompt_lookup_num_tokens): look for
 the last `max_ngram` .. `min_ngram` tokens earlier in prompt + generated text and propose the
 tokens that followed. The first (leftmost) match wins: it lies in the prompt whenever the prompt
-has one, and the prompt is the text being copied or edited. It has no distribution of its own,
-so q is one-hot on the proposal; the lossless rule then accepts x̃ with probability p(x̃) and
-resamples from p with x̃ removed.
+has one, and the prompt is the text being copied or edited. With `branches` k > 1 the
+continuations of the next matches become further branches, up to k distinct ones, merged into a
+trie where they share a prefix (a token tree, as in SpecInfer). It has no distribution of its own,
+so q is one-hot on each node's token; the lossless rule then accepts x̃ with probability p(x̃) and
+otherwise removes x̃ from p before the next sibling or the correction.
 """
 
 from __future__ import annotations
@@ -29,22 +31,50 @@ class NgramDrafter(Drafter):
         self.prompt = list(prompt_ids)
 
     def propose(self, generated: list[int], gamma: int, warper: Warper, generator: torch.Generator,
-                confidence: float = 0.0) -> Draft:
-        """The looked-up continuation; its one-hot q is never unsure, so `confidence` never stops it."""
-        tokens = lookup(self.prompt + generated, gamma, self.max_ngram, self.min_ngram)
+                confidence: float = 0.0, branches: int = 1, nodes: int = 0) -> Draft:
+        """The looked-up continuations as a trie; a one-hot q is never unsure, so `confidence`
+        never stops it."""
+        seq = self.prompt + generated
+        tokens, parents = trie(lookup(seq, gamma, self.max_ngram, self.min_ngram), branches, nodes)
         if not tokens:
             return empty_draft(self.vocab, self.device)
         ids = torch.tensor(tokens, device=self.device)
         q = torch.zeros(len(tokens), self.vocab, device=self.device)
         q[torch.arange(len(tokens), device=self.device), ids] = 1.0
-        return Draft(ids, q)
+        return Draft(ids, q, parents=parents)
 
 
-def lookup(seq: list[int], gamma: int, max_ngram: int, min_ngram: int) -> list[int]:
-    """Continuation (≤ gamma tokens) of the first earlier occurrence of the longest suffix."""
+def lookup(seq: list[int], gamma: int, max_ngram: int, min_ngram: int) -> list[list[int]]:
+    """The continuations (≤ gamma tokens each) of every earlier occurrence of the longest suffix
+    that occurs earlier, leftmost first."""
     for n in range(min(max_ngram, len(seq) - 1), min_ngram - 1, -1):
         suffix = seq[-n:]
-        for start in range(len(seq) - n):
-            if seq[start:start + n] == suffix:
-                return seq[start + n:start + n + gamma]
+        found = [seq[start + n:start + n + gamma] for start in range(len(seq) - n) if seq[start:start + n] == suffix]
+        if found:
+            return found
     return []
+
+
+def trie(continuations: list[list[int]], branches: int, nodes: int) -> tuple[list[int], list[int]]:
+    """Tokens and parents of the trie of the first `branches` distinct continuations (one that
+    only extends or repeats a kept one adds no branch), cut at `nodes` nodes (0: no budget)."""
+    tokens: list[int] = []
+    parents: list[int] = []
+    child: dict[tuple[int, int], int] = {}   # (parent, token) -> node
+    leaves = 0
+    for continuation in continuations:
+        node, added = -1, False
+        for token in continuation:
+            if (node, token) not in child:
+                if nodes and len(tokens) == nodes:
+                    break
+                if not added and (node in parents or not tokens):  # it leaves the trie here: a new branch
+                    if leaves == branches:
+                        break
+                    leaves += 1
+                added = True
+                child[node, token] = len(tokens)
+                tokens.append(token)
+                parents.append(node)
+            node = child[node, token]
+    return tokens, parents

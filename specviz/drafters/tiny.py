@@ -15,7 +15,7 @@ import torch
 from torch import nn
 
 from specviz.drafters.base import Draft, Drafter, draft_loop
-from specviz.drafters.layers import KV, Block, BlockConfig, RMSNorm, crop, head_rows, pack_head, spread
+from specviz.drafters.layers import KV, Block, BlockConfig, RMSNorm, crop, frontier, head_rows, pack_head, spread
 from specviz.drafters.weights import DRAFTERS_DIR, load_weights
 from specviz.models import LoadedModel
 from specviz.warpers import Warper
@@ -44,19 +44,21 @@ class TinyLM(nn.Module):
         lm.norm.weight.data.copy_(target.model.model.norm.weight.data)
         return lm
 
-    def forward(self, tokens: torch.Tensor, positions: torch.Tensor,
-                past: list[KV] | None = None) -> tuple[torch.Tensor, list[KV]]:
-        """tokens [B, T] at positions [T] -> logits [B, T, N] over the draft vocabulary, extended caches."""
+    def forward(self, tokens: torch.Tensor, positions: torch.Tensor, past: list[KV] | None = None,
+                mask: torch.Tensor | None = None) -> tuple[torch.Tensor, list[KV]]:
+        """tokens [B, T] at positions [T] -> logits [B, T, N] over the draft vocabulary, extended caches;
+        `mask` [T, past + T] for a token tree (see `layers.frontier`), else causal."""
         x = self.shared[0](tokens).to(self.norm.weight.dtype)
         caches = []
         for i, block in enumerate(self.blocks):
-            x, cache = block(x, positions, past[i] if past else None)
+            x, cache = block(x, positions, past[i] if past else None, mask)
             caches.append(cache)
         return self.shared[1](self.norm(x)), caches
 
 
 class TinyDrafter(Drafter):
-    """Runs the tiny LM γ times autoregressively, keeping the cache of the committed prefix."""
+    """Runs the tiny LM through `draft_loop` (a chain, or a tree one depth per call), keeping the
+    cache of the committed prefix."""
 
     def __init__(self, lm: TinyLM, vocab: int, name: str = "tiny LM"):
         self.name = name
@@ -65,14 +67,14 @@ class TinyDrafter(Drafter):
         self.device = next(lm.parameters()).device
         self.prompt: list[int] = []
         self.cache: list[KV] | None = None
-        self.fed: list[int] = []
+        self.fed: list[int] = []  # the tokens whose causal cache `cache` starts with
 
     def begin(self, prompt_ids: list[int]) -> None:
         self.prompt, self.cache, self.fed = list(prompt_ids), None, []
 
     @torch.no_grad()
     def propose(self, generated: list[int], gamma: int, warper: Warper, generator: torch.Generator,
-                confidence: float = 0.0) -> Draft:
+                confidence: float = 0.0, branches: int = 1, nodes: int = 0) -> Draft:
         seq = self.prompt + generated
         keep = 0
         while keep < min(len(self.fed), len(seq) - 1) and self.fed[keep] == seq[keep]:
@@ -83,17 +85,18 @@ class TinyDrafter(Drafter):
         logits, self.cache = self.lm(new[None], torch.arange(keep, len(seq), device=self.device), self.cache)
         self.fed = list(seq)
 
-        def step(token: torch.Tensor) -> torch.Tensor:
-            position = torch.tensor([len(self.fed)], device=self.device)
-            out, self.cache = self.lm(token.view(1, 1), position, self.cache)
-            self.fed.append(int(token))
-            return self.logits(out)
+        def step(tokens: torch.Tensor, parents: list[int]) -> torch.Tensor:
+            at, mask = frontier(parents, len(seq), len(tokens), self.device)
+            out, self.cache = self.lm(tokens[None], at, self.cache, mask)
+            if mask is None:  # a chain so far: the cache is still that of one sequence
+                self.fed.extend(tokens.tolist())
+            return self.logits(out[0])
 
-        return draft_loop(self.logits(logits), step, gamma, warper, generator, confidence)
+        return draft_loop(self.logits(logits[0, -1]), step, gamma, warper, generator, confidence, branches, nodes)
 
     def logits(self, logits: torch.Tensor) -> torch.Tensor:
-        """The last position's draft-vocabulary logits spread over the target's vocabulary [V]."""
-        return spread(logits[0, -1], self.lm.vocab, self.vocab)
+        """Draft-vocabulary logits [..., N] spread over the target's vocabulary [..., V]."""
+        return spread(logits, self.lm.vocab, self.vocab)
 
 
 def load_tiny(target: LoadedModel, path: Path | None = None) -> TinyDrafter:

@@ -1,0 +1,154 @@
+"""Token trees from every drafter: greedy output stays the target's, drafts really branch, the node
+budget holds, and top-k 1 is exactly the chain the drafters proposed before trees existed."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from specviz import DecodeSettings, generate, load_model
+from specviz.drafters import DraftModelDrafter, NgramDrafter, build_drafter
+from specviz.drafters.base import Draft
+from specviz.drafters.mixed import merge
+from specviz.errors import SpecvizError
+from specviz.kv_cache import CachedLM
+from specviz.tree import children, is_chain
+from specviz.warpers import Warper
+
+PROMPTS = ["Write a Python function that checks if a number is even.",
+           "Rewrite exactly: the cat sat on the mat. The cat sat on the mat."]
+NEW_TOKENS = 16
+KINDS = ["eagle", "tiny", "ngram", "model", "lookup+eagle"]
+
+
+@pytest.fixture(scope="module")
+def drafters(embedded, layer_drafter_dir):
+    torch.set_num_threads(1)
+    return {kind: build_drafter(kind, embedded, str(layer_drafter_dir) if kind == "model" else None)
+            for kind in KINDS}
+
+
+@pytest.fixture(scope="module")
+def references(embedded):
+    out = {}
+    for prompt in PROMPTS:
+        ids = torch.tensor([embedded.encode_prompt(prompt)])
+        with torch.no_grad():
+            out[prompt] = embedded.model.generate(ids, do_sample=False, max_new_tokens=NEW_TOKENS)[0, ids.shape[1]:]
+    return {prompt: ids.tolist() for prompt, ids in out.items()}
+
+
+def recorded(drafter, monkeypatch) -> list[Draft]:
+    """Every draft the drafter proposes from now on."""
+    drafts, propose = [], drafter.propose
+
+    def keep(*args, **kwargs):
+        drafts.append(propose(*args, **kwargs))
+        return drafts[-1]
+
+    monkeypatch.setattr(drafter, "propose", keep)
+    return drafts
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("branches", [1, 3])
+def test_tree_drafts_reproduce_target_greedy(embedded, drafters, references, monkeypatch, kind, branches):
+    drafts = recorded(drafters[kind], monkeypatch)
+    for prompt in PROMPTS:
+        settings = DecodeSettings(gamma=4, temperature=0, max_new_tokens=NEW_TOKENS, branches=branches, nodes=10)
+        assert generate(embedded, drafters[kind], prompt, settings).generated_ids == references[prompt]
+    assert all(len(d.tokens) <= 10 for d in drafts)
+    branching = any(len(kids) >= 2 for d in drafts for kids in children(d.parents).values())
+    if branches == 1 and kind != "lookup+eagle":
+        assert all(is_chain(d.parents) for d in drafts)
+    elif kind != "ngram":   # prompt lookup branches only where a suffix recurs (below)
+        assert branching
+
+
+# Drafts of the chain drafters before token trees (sampling at temperature 1, seed 3, γ 4): top-k 1
+# must draw the very same tokens from the very same q.
+CHAINS = {
+    "eagle": ([4503, 8071, 42, 378, 2644, 1830, 650, 5193],
+              [[788, 957, 1896, 28], [5810, 506, 2375, 9462], [253, 389, 5844, 411]]),
+    "tiny": ([4503, 8071, 42, 378, 2644, 1830, 650, 5193],
+             [[788, 253, 2767, 284], [473, 42, 378, 2767], [253, 7864, 281, 260]]),
+}
+
+
+@pytest.mark.parametrize("kind", list(CHAINS))
+def test_top_k_one_is_the_chain_drafted_before_trees(embedded, drafters, monkeypatch, kind):
+    drafts = recorded(drafters[kind], monkeypatch)
+    settings = DecodeSettings(gamma=4, temperature=1.0, max_new_tokens=16, seed=3, branches=1)
+    trace = generate(embedded, drafters[kind], PROMPTS[1], settings)
+    generated, chains = CHAINS[kind]
+    assert trace.generated_ids[:8] == generated
+    assert [d.tokens.tolist() for d in drafts[:3]] == chains
+    assert all(is_chain(d.parents) and all(d.sampled) for d in drafts)
+
+
+def test_eagle_tree_is_eagle2_dynamic_tree(embedded, drafters):
+    """Top-3 children (picked, so `sampled` False) under the 3 most probable nodes of each depth;
+    each q is the drafter's real distribution after the node's parent."""
+    drafter, ids = drafters["eagle"], embedded.encode_prompt(PROMPTS[0])
+    drafter.begin(ids)
+    with torch.no_grad():
+        drafter.observe(embedded.model(torch.tensor([ids]), output_hidden_states=True).hidden_states[-1][0, :-1])
+    draft = drafter.propose([], 3, Warper(DecodeSettings(temperature=0)), torch.Generator(), branches=3)
+    tree = children(draft.parents)
+    assert len(tree[-1]) == 3 and len(draft.tokens) == 3 + 9 + 9 and draft.calls == 3
+    assert not any(draft.sampled)
+    for kids in tree.values():
+        q = draft.q[kids[0]]
+        assert all(torch.equal(draft.q[k], q) for k in kids)
+        assert [int(draft.tokens[k]) for k in kids] == q.topk(3).indices.tolist()
+
+
+def test_prompt_lookup_branches_on_every_distinct_continuation(embedded):
+    drafter = NgramDrafter(embedded.vocab_size, embedded.device)
+    drafter.begin([5, 1, 2, 5, 1, 3, 5, 1, 2, 4, 5, 1])
+    warper, generator = Warper(DecodeSettings()), torch.Generator()
+    draft = drafter.propose([], 3, warper, generator, branches=3)
+    # after "5 1" came "2 5 1", "3 5 1" and "2 4 5": three branches, the two starting with 2 merged
+    assert draft.tokens.tolist() == [2, 5, 1, 3, 5, 1, 4, 5] and draft.parents == [-1, 0, 1, -1, 3, 4, 0, 6]
+    assert torch.equal(draft.q.argmax(-1), draft.tokens) and torch.equal(draft.q.sum(-1), torch.ones(8))
+    chain = drafter.propose([], 3, warper, generator, branches=1)
+    assert chain.tokens.tolist() == [2, 5, 1] and is_chain(chain.parents)
+    assert len(drafter.propose([], 3, warper, generator, branches=3, nodes=4).tokens) == 4
+
+
+def test_merged_sources_never_repeat_a_token_under_one_parent():
+    def draft(tokens, parents):
+        q = torch.nn.functional.one_hot(torch.tensor(tokens), 10).float()
+        return Draft(torch.tensor(tokens), q, parents=parents)
+
+    copy, guess = draft([1, 2, 3], [-1, 0, 1]), draft([1, 4, 2, 7, 5], [-1, -1, 0, 2, 1])
+    merged = merge(copy, guess)
+    assert merged.tokens.tolist() == [1, 2, 3, 4, 7, 5] and merged.parents == [-1, 0, 1, -1, 1, 3]
+    assert not any(merged.sampled)
+    for kids in children(merged.parents).values():
+        tokens = [int(merged.tokens[k]) for k in kids]
+        assert len(tokens) == len(set(tokens))
+
+
+def test_seq2seq_draft_model_drafts_chains_only(tiny_t5_dirs):
+    target, drafter = (load_model(str(d)) for d in tiny_t5_dirs)
+    settings = DecodeSettings(gamma=3, temperature=0, max_new_tokens=4, branches=3)
+    with pytest.raises(SpecvizError, match="chains only"):
+        generate(target, DraftModelDrafter(drafter), "w1 w2 w3", settings)
+
+
+def test_a_tree_grown_one_depth_per_call_matches_one_pass(tiny_llama_dirs):
+    """CachedLM fed a tree depth by depth (the draft LM's frontier) gives each node the logits of
+    feeding the whole tree at once."""
+    loaded = load_model(str(tiny_llama_dirs[0]))
+    prefix, tokens, parents = [3, 4, 5], [6, 7, 8, 9, 10, 11], [-1, -1, 0, 0, 1, 2]
+    lm = CachedLM(loaded)
+    lm.start(prefix)
+    lm.logits(prefix)
+    grown = torch.cat([lm.logits(prefix + tokens[:2], last=2, parents=parents[:2]),
+                       lm.logits(prefix + tokens[:5], last=3, parents=parents[:5]),
+                       lm.logits(prefix + tokens, last=1, parents=parents)])
+    fresh = CachedLM(loaded)
+    fresh.start(prefix)
+    one_pass = fresh.logits(prefix + tokens, last=6, parents=parents)
+    assert torch.allclose(grown, one_pass, atol=1e-5)
