@@ -9,6 +9,7 @@ from pages.ui import controls, models, state
 from pages.ui.linked import linked_view
 from specviz import SpecvizError, charts
 from specviz.sweep import benchmark_points, measured_alpha_c, sweep_gamma
+from specviz.tree_size import sizing_stream
 
 controls.sidebar(__file__)  # drawn by each page, so a page opened on its own still has it
 st.title("Speedup curves")
@@ -45,6 +46,18 @@ if points:
     st.dataframe([vars(p) for p in points])
 else:
     st.info("Press **Run γ sweep** to measure; the per-position pictures below use the current trace.")
+
+st.subheader("Sizing the token tree for this machine")
+st.caption("A tree verifies more tokens per pass, and a pass over more tokens costs more. This measures (once, then "
+           "cached) the target's cost curve and the drafter's acceptance by depth and rank, and predicts the "
+           "tokens/s of every depth × top-k × budget; **Size the tree for this machine** in the sidebar runs the "
+           "starred one.")
+if st.button("Measure tree sizes for this pair", key="run_sizing"):
+    sized = models.runs_with_progress("tree sizing", 1, sizing_stream, lambda: ())
+    if sized is not None:
+        st.session_state.sizing = sized[0][0]
+if st.session_state.get("sizing") is not None:
+    st.plotly_chart(charts.sizing_chart(st.session_state.sizing), key="sizing_chart")
 
 trace = state.require_trace()
 st.subheader(f"Where drafts die in the current trace (γ = {trace.settings.gamma})")

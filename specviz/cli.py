@@ -60,6 +60,10 @@ def add_decode_arguments(parser: argparse.ArgumentParser) -> None:
                              "a chain)")
     parser.add_argument("--nodes", type=int, default=d.nodes,
                         help="token tree: the budget N of drafted nodes per iteration (default 0: no budget)")
+    parser.add_argument("--auto-size", action="store_true",
+                        help="replace --gamma, --branches and --nodes by the tree size predicted fastest on this "
+                             "machine (the target's verify-cost curve and the drafter's acceptance, measured once "
+                             "and cached)")
     parser.add_argument("--verify", default=d.verify, choices=VERIFY_RULES,
                         help="sampling: lossless rejection sampling; greedy: argmax match; spec: SpecDec beta/tau")
     parser.add_argument("--temperature", type=float, default=d.temperature, help="0 means greedy (default 1.0)")
@@ -87,7 +91,8 @@ def settings_from_args(args: argparse.Namespace) -> DecodeSettings:
         top_p=args.top_p, beta=args.beta, tau=args.tau, seed=args.seed,
         max_new_tokens=args.max_new_tokens, record_top_k=args.record_top_k,
         first_target=args.first_target, target_latency_ms=args.target_latency_ms,
-        draft_confidence=args.draft_confidence, branches=args.branches, nodes=args.nodes)
+        draft_confidence=args.draft_confidence, branches=args.branches, nodes=args.nodes,
+        auto_size=args.auto_size)
 
 
 def run_generate(args: argparse.Namespace) -> None:

@@ -28,7 +28,7 @@ RULES = {"sampling": "lossless sampling", "greedy": "greedy (argmax match)", "sp
 
 DEFAULTS = {
     "pair": EMBEDDED_PAIR, "custom_target": "", "custom_drafter": "", "drafter": "eagle", "gamma": 4,
-    "branches": 1, "nodes": 0,
+    "branches": 1, "nodes": 0, "auto_size": False,
     "draft_confidence": 0.0, "verify": "sampling", "beta": 3, "tau": 1.0, "temperature": 0.5, "top_k": 0,
     "top_p": 1.0, "seed": 0,
     "max_new_tokens": 48, "target_latency_ms": 0, "prompt_choice": next(iter(PROMPTS)),
@@ -76,6 +76,9 @@ def sidebar(page: str) -> None:
                      help="eagle / tiny: drafters trained on the embedded target (the Draft model field: a weights "
                      "file); ngram: prompt lookup; model: the pair's small LM; lookup+eagle: prompt lookup's "
                      "copy and the EAGLE head's guesses in one token tree; none: the target alone")
+        st.toggle("Size the tree for this machine (auto)", key="auto_size",
+                  help="Measures once the target's verify cost and the drafter's acceptance by depth and rank, "
+                       "then runs the depth, branches and budget predicted fastest (the Speedup page shows why).")
         st.slider("γ: tokens drafted per iteration (a tree's depth)", 1, 16, key="gamma")
         st.slider("Branches: children per drafted node (top-k; 1 = a chain)", 1, 8, key="branches",
                   help="More than 1 drafts a token tree: several continuations verified in one target pass.")
@@ -106,7 +109,7 @@ def sidebar(page: str) -> None:
 def settings() -> DecodeSettings:
     """DecodeSettings from the sidebar; raises SpecvizError for invalid values."""
     s = st.session_state
-    return DecodeSettings(gamma=int(s.gamma), branches=int(s.branches), nodes=int(s.nodes),
+    return DecodeSettings(gamma=int(s.gamma), branches=int(s.branches), nodes=int(s.nodes), auto_size=bool(s.auto_size),
                           draft_confidence=float(s.draft_confidence), verify=s.verify,
                           temperature=float(s.temperature), top_k=int(s.top_k),
                           top_p=float(s.top_p), beta=int(s.beta), tau=float(s.tau), seed=int(s.seed),
