@@ -41,8 +41,8 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--target", default=None,
                         help="target model: hub id or local directory (default: the embedded SmolLM2-135M-Instruct)")
     parser.add_argument("--drafter", default=None, choices=DRAFTER_KINDS,
-                        help="drafter kind (default: eagle, the trained head, with the embedded target; else ngram); "
-                             "lookup+eagle: prompt lookup's copy and the head's tree in one token tree")
+                        help="drafter kind (default: lookup+eagle, prompt lookup's copy and the trained EAGLE head's "
+                             "guesses in one token tree, with the embedded target; else ngram)")
     parser.add_argument("--drafter-model", default=None,
                         help="draft LM for --drafter model: hub id or directory; for eagle / tiny: a weights file")
     parser.add_argument("--device", default=None, help="cuda, cuda:1, cpu ... (default: cuda when available)")
@@ -109,7 +109,7 @@ def run_generate(args: argparse.Namespace) -> None:
         torch.set_num_threads(args.threads)
     target = load_model(args.target, device=args.device, dtype=args.dtype,
                         trust_remote_code=args.trust_remote_code)
-    kind = args.drafter or ("eagle" if args.target in (None, EMBEDDED) else "ngram")
+    kind = args.drafter or ("lookup+eagle" if args.target in (None, EMBEDDED) else "ngram")
     drafter = build_drafter(kind, target, args.drafter_model, args.trust_remote_code)
     if args.compare_baseline:  # warm up so neither timed run pays the first-call costs
         generate(target, drafter, args.prompt, replace(settings, max_new_tokens=4), chat=not args.no_chat)

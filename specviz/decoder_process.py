@@ -42,7 +42,7 @@ class ModelSpec:
     drafter's weights file or draft LM (None = the kind's default)."""
 
     target: str | None = None
-    drafter: str = "eagle"
+    drafter: str = "lookup+eagle"
     draft_model: str | None = None
 
 

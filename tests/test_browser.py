@@ -156,7 +156,7 @@ def test_the_app_times_a_run_as_the_library_does(app_url, embedded):
 
     url, _ = app_url
     with app_page(url, 1600) as page:
-        for _ in range(2):  # the defaults: EAGLE head, lossless sampling at T 0.5, γ 4, seed 0, 48 tokens
+        for _ in range(2):  # the defaults: lookup+eagle sized for the machine, sampling at T 0.5, seed 0, 48 tokens
             page.get_by_role("button", name="Generate").click()
             page.wait_for_selector("[data-test-script-state='running']")
             settle(page)
@@ -168,7 +168,7 @@ def test_the_app_times_a_run_as_the_library_does(app_url, embedded):
     threads = torch.get_num_threads()
     torch.set_num_threads(app.threads)
     try:
-        drafter = build_drafter("eagle", embedded)
+        drafter = build_drafter("lookup+eagle", embedded)
         generate(embedded, drafter, "Hello", DecodeSettings(temperature=0.0, max_new_tokens=4, record=False))
         library = generate(embedded, drafter, app.prompt, app.settings)
     finally:
@@ -212,3 +212,39 @@ def test_tree_view_screenshots(app_url, tmp_path):
         tree = page.locator("[data-testid='stPlotlyChart']", has_text="the token").first
         tree.screenshot(path=OUT / "tree-generate.png")
         assert tree.locator(".annotation-text", has_text="✓").count() == 2
+
+
+def set_slider(page, label: str, steps: int) -> None:
+    """Move the sidebar slider labelled `label` to its minimum, then `steps` steps right."""
+    slider = page.locator(f"input[aria-label^='{label}']")
+    slider.focus()
+    slider.press("Home")
+    for _ in range(steps):
+        slider.press("ArrowRight")
+    settle(page)
+
+
+def test_a_real_tree_run_and_the_tree_sizes(app_url):
+    """The embedded target with the EAGLE head drafting top-3 trees of 10 nodes: Generate draws the
+    last iteration's real tree (tree-run.png); the Speedup page measures and draws the tree sizes
+    for this machine (tree-sizing.png)."""
+    url, _ = app_url
+    with app_page(url, 2400) as page:
+        set_slider(page, "Max new tokens", 11)
+        set_slider(page, "Branches", 2)
+        set_slider(page, "Node budget", 10)
+        page.get_by_role("button", name="Generate").click()
+        page.wait_for_selector(".specviz-text .tok", timeout=120_000)
+        settle(page)
+        tree = page.locator("[data-testid='stPlotlyChart']", has_text="the token tree").first
+        tree.scroll_into_view_if_needed()
+        page.wait_for_timeout(500)
+        tree.screenshot(path=OUT / "tree-run.png")
+        assert tree.locator(".annotation-text").count() >= 5   # the root, several nodes, the final token
+        open_page(page, "Speedup curves", "Speedup curves")
+        page.get_by_role("button", name="Measure tree sizes for this pair").click()
+        chart = page.locator("[data-testid='stPlotlyChart']", has_text="Sizing the tree")
+        chart.wait_for(timeout=300_000)
+        page.wait_for_timeout(500)
+        chart.screenshot(path=OUT / "tree-sizing.png")
+        assert chart.locator(".legendtext", has_text="auto: depth").count() == 1

@@ -27,8 +27,8 @@ PROMPTS = {
 RULES = {"sampling": "lossless sampling", "greedy": "greedy (argmax match)", "spec": "Spec-Verification (β, τ)"}
 
 DEFAULTS = {
-    "pair": EMBEDDED_PAIR, "custom_target": "", "custom_drafter": "", "drafter": "eagle", "gamma": 4,
-    "branches": 1, "nodes": 0, "auto_size": False,
+    "pair": EMBEDDED_PAIR, "custom_target": "", "custom_drafter": "", "drafter": "lookup+eagle", "gamma": 4,
+    "branches": 1, "nodes": 0, "auto_size": True,
     "draft_confidence": 0.0, "verify": "sampling", "beta": 3, "tau": 1.0, "temperature": 0.5, "top_k": 0,
     "top_p": 1.0, "seed": 0,
     "max_new_tokens": 48, "target_latency_ms": 0, "prompt_choice": next(iter(PROMPTS)),
@@ -37,8 +37,9 @@ DEFAULTS = {
 
 
 def _use_pair() -> None:
-    """The trained EAGLE head belongs to the embedded target; other pairs draft with their small LM."""
-    st.session_state.drafter = "eagle" if st.session_state.pair == EMBEDDED_PAIR else "model"
+    """The trained EAGLE head (with prompt lookup in one tree) belongs to the embedded target; other
+    pairs draft with their small LM."""
+    st.session_state.drafter = "lookup+eagle" if st.session_state.pair == EMBEDDED_PAIR else "model"
 
 
 def _use_prompt() -> None:
