@@ -31,7 +31,10 @@ DEPTHS = range(1, 9)
 BRANCHES = range(1, 5)
 BUDGETS = (1, 2, 3, 4, 5, 6, 8, 10, 12, 16, 20, 24, 32, 48, 64)
 CALIBRATION = ("Explain why the sky is blue in two sentences.",
-               "Write a short Python function that reverses a list.")
+               "Write a short Python function that reverses a list.",
+               "Give three tips for a good night's sleep.",
+               "Correct the spelling in this sentence: Teh quick brwon fox jumpd over teh lazy dog.")
+MIN_SAMPLES = 20   # a depth measured on fewer tested nodes borrows the row above it
 
 
 @dataclass
@@ -51,8 +54,8 @@ class TreeSize:
 
 
 def acceptance(traces: list[Trace], depths: int = max(DEPTHS), ranks: int = max(BRANCHES)) -> Acceptance:
-    """P[d][r] from every tested node of the traces (q_top and p_top recorded); deeper rows with no
-    samples repeat the deepest measured one."""
+    """P[d][r] from every tested node of the traces (q_top and p_top recorded); a depth with fewer
+    than MIN_SAMPLES tested nodes repeats the row above it (the first depth always has its own)."""
     counts = [[0] * ranks for _ in range(depths)]
     samples = [0] * depths
     steps = calls = 0.0
@@ -69,7 +72,7 @@ def acceptance(traces: list[Trace], depths: int = max(DEPTHS), ranks: int = max(
                     counts[d][node.q_top.ids.index(target)] += 1
     rows, last = [], [0.0] * ranks
     for d in range(depths):
-        if samples[d]:
+        if samples[d] >= MIN_SAMPLES or (d == 0 and samples[d]):
             last = [c / samples[d] for c in counts[d]]
         rows.append(last)
     return Acceptance(rows, steps / calls if calls else 0.0, samples)
@@ -107,9 +110,9 @@ def candidates(acc: Acceptance, cost: VerifyCost) -> list[TreeSize]:
 
 
 
-def calibrate(target: LoadedModel, drafter: Drafter, tokens: int = 32) -> Acceptance:
-    """The drafter's acceptance by depth and rank, from greedy chains of depth 8 on two short
-    prompts of its own; cached beside the verify-cost curve."""
+def calibrate(target: LoadedModel, drafter: Drafter, tokens: int = 48) -> Acceptance:
+    """The drafter's acceptance by depth and rank, from greedy chains of depth 8 on four short
+    prompts of its own (chat, code, a copy-edit); cached beside the verify-cost curve."""
     path = verify_cost.cache_path(target, f"acceptance-{drafter.name}")
     if path.is_file():
         return Acceptance(**json.loads(path.read_text()))

@@ -48,7 +48,7 @@ def test_cost_interpolates_between_measured_sizes():
     assert c.at(128) == pytest.approx(0.02 * 10)
 
 
-def test_acceptance_counts_the_rank_of_the_targets_token_among_the_drafters():
+def test_acceptance_counts_the_rank_of_the_targets_token_among_the_drafters(monkeypatch):
     def node(depth, verdict, target, guesses):
         return DraftStep(position=depth, token_id=guesses[0], token="", q=0.5, p=0.5, ratio=1.0, u=None,
                          verdict=verdict, rule="greedy", beta=0.5, p_top=TopK([target], [""], [0.9]),
@@ -58,6 +58,8 @@ def test_acceptance_counts_the_rank_of_the_targets_token_among_the_drafters():
                                                node(3, "unverified", 0, [0])], draft_time=0.03, draft_calls=3),
            Iteration(1, 1, 0, [9], drafts=[node(1, "rejected", 9, [3, 4])], draft_time=0.01, draft_calls=1)]
     trace = Trace("", [], "t", "d", DecodeSettings(), iterations=its)
+    assert tree_size.acceptance([trace], depths=3, ranks=2).rank == [[0.5, 0.0]] * 3  # too few samples deeper
+    monkeypatch.setattr(tree_size, "MIN_SAMPLES", 1)
     acc = tree_size.acceptance([trace], depths=3, ranks=2)
     assert acc.rank[0] == [0.5, 0.0] and acc.rank[1] == [0.0, 1.0] and acc.rank[2] == acc.rank[1]
     assert acc.samples == [2, 1, 0] and acc.draft_step == pytest.approx(0.01)

@@ -134,7 +134,7 @@ class FixedTree(Drafter):
     def begin(self, prompt_ids: list[int]) -> None:
         pass
 
-    def propose(self, generated, gamma, warper, generator, confidence=0.0) -> Draft:
+    def propose(self, generated, gamma, warper, generator, confidence=0.0, **shape) -> Draft:
         tokens = torch.tensor([3, 4, 5, 6])
         q = torch.full((4, self.vocab), 1.0 / self.vocab)
         return Draft(tokens, q, parents=[-1, -1, 0, 0], sampled=[True, True, False, False])
