@@ -55,7 +55,7 @@ def show_tree(trace: Trace, key: str) -> None:
 
 
 def stream(turn: models.Turn, settings) -> None:
-    """Run in the decoder process, redrawing as iterations arrive (the chart at most twice a second);
+    """Run in the decoder process, redrawing as iterations arrive (the charts at most once a second);
     the run's trace becomes the session's trace with its first iteration."""
     drawn = 0.0
     with closing(follow_trace(turn.request(trace_stream, st.session_state.prompt, settings))) as traces:
@@ -64,7 +64,7 @@ def stream(turn: models.Turn, settings) -> None:
                 trace.waited = turn.waited
                 state.set_trace(trace, "last run")
             show(trace, None, live=True)
-            if time.monotonic() - drawn > 0.5:
+            if time.monotonic() - drawn > 1.0:
                 show_tree(trace, key=f"run-tree-{len(trace.iterations)}")
                 chart.plotly_chart(charts.timeline(trace), key=f"run-{len(trace.iterations)}")
                 drawn = time.monotonic()

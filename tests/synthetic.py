@@ -1,10 +1,14 @@
-"""A long trace made by hand: each draft accepted with probability α, seeded, no model needed."""
+"""Traces made by hand (a long chain accepted with probability α, a token tree), seeded, no model
+needed; and a drafter that proposes a fixed tree."""
 
 from __future__ import annotations
 
 import random
 
+import torch
+
 from specviz import DecodeSettings, Trace
+from specviz.drafters.base import Draft, Drafter
 from specviz.trace import DraftStep, FinalToken, Iteration, TopK
 
 
@@ -77,3 +81,19 @@ def synthetic_tree_trace() -> Trace:
     return Trace("The", [0], "target", "drafter", DecodeSettings(gamma=3, max_new_tokens=5, branches=3),
                  iterations=iterations, generated_ids=generated, text="".join(WORDS[i] for i in generated),
                  wall_time=0.2)
+
+
+class FixedTree(Drafter):
+    """Drafts the same token tree every iteration, each node from a uniform q over the vocabulary."""
+
+    name = "fixed tree"
+
+    def __init__(self, vocab: int, tokens: list[int], parents: list[int], sampled: list[bool]) -> None:
+        self.vocab, self.tokens, self.parents, self.sampled = vocab, tokens, parents, sampled
+
+    def begin(self, prompt_ids: list[int]) -> None:
+        pass
+
+    def propose(self, generated, gamma, warper, generator, confidence=0.0, **shape) -> Draft:
+        q = torch.full((len(self.tokens), self.vocab), 1.0 / self.vocab)
+        return Draft(torch.tensor(self.tokens), q, parents=self.parents, sampled=self.sampled)

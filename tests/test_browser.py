@@ -156,7 +156,12 @@ def test_the_app_times_a_run_as_the_library_does(app_url, embedded):
 
     url, _ = app_url
     with app_page(url, 1600) as page:
-        for _ in range(2):  # the defaults: lookup+eagle sized for the machine, sampling at T 0.5, seed 0, 48 tokens
+        page.get_by_text("Size the tree for this machine (auto)").click()   # a chain: γ 4
+        settle(page)
+        page.get_by_role("combobox", name="Drafter", exact=True).click()
+        page.get_by_role("option", name="eagle", exact=True).click()
+        settle(page)
+        for _ in range(2):  # the EAGLE head, lossless sampling at T 0.5, γ 4, seed 0, 48 tokens
             page.get_by_role("button", name="Generate").click()
             page.wait_for_selector("[data-test-script-state='running']")
             settle(page)
@@ -168,7 +173,7 @@ def test_the_app_times_a_run_as_the_library_does(app_url, embedded):
     threads = torch.get_num_threads()
     torch.set_num_threads(app.threads)
     try:
-        drafter = build_drafter("lookup+eagle", embedded)
+        drafter = build_drafter("eagle", embedded)
         generate(embedded, drafter, "Hello", DecodeSettings(temperature=0.0, max_new_tokens=4, record=False))
         library = generate(embedded, drafter, app.prompt, app.settings)
     finally:
@@ -230,6 +235,8 @@ def test_a_real_tree_run_and_the_tree_sizes(app_url):
     for this machine (tree-sizing.png)."""
     url, _ = app_url
     with app_page(url, 2400) as page:
+        page.get_by_text("Size the tree for this machine (auto)").click()   # the size set by hand below
+        settle(page)
         set_slider(page, "Max new tokens", 11)
         set_slider(page, "Branches", 2)
         set_slider(page, "Node budget", 10)

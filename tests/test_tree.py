@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 import torch
 from scipy.stats import chisquare
+from synthetic import FixedTree
 
 from specviz import generate, load_model, tree, verification
-from specviz.drafters.base import Draft, Drafter
 from specviz.kv_cache import CachedLM
 from specviz.settings import DecodeSettings
 from specviz.trace import load_trace
@@ -144,27 +144,12 @@ def test_a_rule_that_keeps_p_after_a_rejected_sibling_is_caught(children, monkey
     assert _p_value(_two_tokens(children, "plain", verification.lossless, 20000), "plain") < 1e-6
 
 
-class FixedTree(Drafter):
-    """Proposes the same tree shape every step: the target's argmax path is always among its
-    branches at depth 1 (so trees are exercised), its tokens otherwise arbitrary."""
-
-    name, vocab = "fixed tree", 16
-
-    def begin(self, prompt_ids):
-        pass
-
-    def propose(self, generated, gamma, warper, generator, confidence=0.0, **shape):
-        tokens = torch.tensor([3, 4, 5, 6, 7, 8])
-        q = torch.full((6, self.vocab), 1 / self.vocab)
-        return Draft(tokens, q, parents=PARENTS, sampled=[False] * 6)
-
-
 @pytest.mark.parametrize("rule", [{"temperature": 0.0}, {"temperature": 1.0}, {"verify": "spec", "beta": 2}])
 def test_a_tree_run_records_every_node_and_round_trips(tiny_llama_dirs, tmp_path, rule):
     target = load_model(str(tiny_llama_dirs[0]))
     target.eos_ids = frozenset()
     settings = DecodeSettings(gamma=3, max_new_tokens=24, **rule)
-    trace = generate(target, FixedTree(), "w1 w2 w3", settings)
+    trace = generate(target, FixedTree(16, [3, 4, 5, 6, 7, 8], PARENTS, [False] * 6), "w1 w2 w3", settings)
     if settings.rule == "greedy":
         assert trace.generated_ids == generate(target, None, "w1 w2 w3", settings).generated_ids
     for it in trace.iterations:

@@ -7,16 +7,14 @@ import json
 from pathlib import Path
 
 import pytest
-import torch
 from streamlit.testing.v1 import AppTest
-from synthetic import synthetic_tree_trace
+from synthetic import FixedTree, synthetic_tree_trace
 from test_charts import make_trace
 
 from specviz import DecodeSettings, charts, generate, trace_from_dict
 from specviz.charts.linked import draft_rows
 from specviz.charts.table import iteration_cells
 from specviz.charts.tree import residual_panels, tree_boxes
-from specviz.drafters.base import Draft, Drafter
 from specviz.models import load_model
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
@@ -124,26 +122,11 @@ def test_a_version_1_trace_loads_as_chains_and_draws():
     assert "token chain" in fig.layout.title.text
 
 
-class FixedTree(Drafter):
-    """Drafts the same small tree every iteration: two children of the root, two under the first."""
-    name = "fixed tree"
-
-    def __init__(self, vocab: int) -> None:
-        self.vocab = vocab
-
-    def begin(self, prompt_ids: list[int]) -> None:
-        pass
-
-    def propose(self, generated, gamma, warper, generator, confidence=0.0, **shape) -> Draft:
-        tokens = torch.tensor([3, 4, 5, 6])
-        q = torch.full((4, self.vocab), 1.0 / self.vocab)
-        return Draft(tokens, q, parents=[-1, -1, 0, 0], sampled=[True, True, False, False])
-
-
 def test_a_real_tree_run_draws(tiny_llama_dirs):
     target = load_model(str(tiny_llama_dirs[0]))
     vocab = target.vocab_size
-    trace = generate(target, FixedTree(vocab), "w1 w2", DecodeSettings(gamma=2, max_new_tokens=12, seed=3))
+    drafter = FixedTree(vocab, [3, 4, 5, 6], [-1, -1, 0, 0], [True, True, False, False])
+    trace = generate(target, drafter, "w1 w2", DecodeSettings(gamma=2, max_new_tokens=12, seed=3))
     assert any(len(charts.rejection_points(it)) for it in trace.iterations)
     for it in trace.iterations:
         fig = charts.token_tree(it, charts.last_committed(trace, it.index))

@@ -37,10 +37,11 @@ def sizing_chart(sizing: Sizing) -> go.Figure:
                                       "%{customdata[1]:.2f} tokens per pass<extra></extra>", row=1, col=2)
     fig.add_scatter(x=[chosen.nodes], y=[chosen.tokens_per_s], mode="markers+text",
                     name=f"auto: depth {chosen.gamma}, top-{chosen.branches}, N = {chosen.nodes}",
-                    text=[f"auto {chosen.gamma}×{chosen.branches}×{chosen.nodes}"], textposition="top center",
+                    text=[f"auto {chosen.gamma}×{chosen.branches}×{chosen.nodes}"], textposition="middle right",
                     marker={"size": 22, "symbol": "star", "color": REJECT_COLOR}, row=1, col=2)
     fig.update_xaxes(type="log", dtick=0.30103, title_text="m: new tokens in one pass", row=1, col=1)
     fig.update_xaxes(type="log", dtick=0.30103, title_text="N: tree nodes (a chain's N is its depth)", row=1, col=2)
     fig.update_yaxes(title_text="× one token", rangemode="tozero", row=1, col=1)
-    fig.update_yaxes(title_text="tokens/s", rangemode="tozero", row=1, col=2)
+    top = max(s.tokens_per_s for s in sizing.candidates)
+    fig.update_yaxes(title_text="tokens/s", range=[0, top * 1.15], row=1, col=2)
     return layout(fig, "Sizing the tree for this machine", height=520)
