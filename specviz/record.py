@@ -48,7 +48,7 @@ def record_iteration(iteration: Iteration, p: torch.Tensor, draft: Draft, verdic
         "q_top": torch.topk(q, min(k, q.shape[-1]), dim=-1) if size else None,
         "u": verdict.u,
     }
-    residuals = {i: r for i, r in verdict.residuals.items() if i in verdict.tested}
+    residuals = verdict.residuals
     if residuals:
         left = torch.stack(list(residuals.values()))
         host["residual_mass"] = left.sum(dim=-1)

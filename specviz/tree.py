@@ -40,15 +40,6 @@ def children(parents: list[int]) -> dict[int, list[int]]:
     return out
 
 
-def path(parents: list[int], node: int) -> list[int]:
-    """The nodes from the root's child down to `node`."""
-    nodes = []
-    while node >= 0:
-        nodes.append(node)
-        node = parents[node]
-    return nodes[::-1]
-
-
 def walk(ok: list[bool], parents: list[int], rank: list[int] | None = None) -> tuple[list[int], list[int]]:
     """Follow passing children from the root: at each node the passing child the target ranks best
     (with `rank`) or the first one. Returns the path and every child of a reached node, in order."""
@@ -73,16 +64,22 @@ def ancestry(parents: list[int], device: torch.device | None = None) -> torch.Te
     return seen.to(device)
 
 
+def visibility(parents: list[int], past: int, lead: int = 0) -> torch.Tensor:
+    """[lead + n, past + lead + n] bool: what each of a pass's new positions may attend to, when
+    `past` positions are cached, `lead` committed tokens are fed first and the last n = len(parents)
+    are tree nodes. The cached and lead positions form a causal prefix that every row sees; a node
+    also sees its ancestors and itself, never its siblings or cousins."""
+    new = lead + len(parents)
+    seen = torch.ones(new, past + new, dtype=torch.bool).tril(past)
+    seen[lead:, past + lead:] = ancestry(parents)
+    return seen
+
+
 def attention_mask(parents: list[int], past: int, new: int, dtype: torch.dtype,
                    device: torch.device) -> torch.Tensor:
-    """The additive 4D mask [1, 1, new, past + new] of one forward pass whose last len(parents) new
-    tokens are tree nodes: the `past` cached and the first new - n fed positions form a causal
-    prefix that every row sees; a node also sees its ancestors and itself, never its siblings or
-    cousins. 0 where attention is allowed, the dtype's minimum elsewhere (the form transformers
-    passes through to eager and SDPA attention alike)."""
-    n = len(parents)
-    lead = new - n                       # committed tokens fed in this pass before the tree
-    allowed = torch.ones(new, past + new, dtype=torch.bool).tril(past)
-    allowed[lead:, past + lead:] = ancestry(parents)
-    mask = torch.zeros(new, past + new, dtype=dtype).masked_fill(~allowed, torch.finfo(dtype).min)
+    """`visibility` of a pass over `new` tokens whose last len(parents) are tree nodes, as the
+    additive 4D mask [1, 1, new, past + new]: 0 where attention is allowed, the dtype's minimum
+    elsewhere (the form transformers passes through to eager and SDPA attention alike)."""
+    seen = visibility(parents, past, new - len(parents))
+    mask = torch.zeros(seen.shape, dtype=dtype).masked_fill(~seen, torch.finfo(dtype).min)
     return mask.to(device)[None, None]

@@ -43,8 +43,11 @@ def _top(*pairs: tuple[str, float]) -> TopK:
 
 
 def _node(parent: int, word: str, q: float, p: float, u: float, verdict: str, p_top: TopK,
-          residual: TopK | None = None, mass: float | None = None, depth: int = 1) -> DraftStep:
-    return DraftStep(depth, WORDS.index(word), word, q, p, p / q, u, verdict, "sampling", 0.5, p_top=p_top,
+          residual: TopK | None = None, mass: float | None = None, depth: int = 1,
+          tested_p: float | None = None) -> DraftStep:
+    """A node; `tested_p` is p′(x) for a sibling tried after a rejected one (its ratio is p′/q)."""
+    ratio = (p if tested_p is None else tested_p) / q
+    return DraftStep(depth, WORDS.index(word), word, q, p, ratio, u, verdict, "sampling", 0.5, p_top=p_top,
                      residual_top=residual, residual_mass=mass, parent=parent)
 
 
@@ -63,11 +66,11 @@ def synthetic_tree_trace() -> Trace:
     after_small = _top((" red", 0.8), (" blue", 0.2))
     tree = [
         _node(-1, " the", 0.5, 0.1, 0.63, "rejected", p_root, after_the, 0.55),
-        _node(-1, " a", 0.3, 0.45, 0.4, "accepted", p_root),
+        _node(-1, " a", 0.3, 0.45, 0.4, "accepted", p_root, tested_p=0.272),
         _node(-1, " one", 0.2, 0.05, 0.9, "unverified", p_root),
         _node(0, " cat", 0.7, 0.3, 0.2, "unverified", p_root, depth=2),
         _node(1, " big", 0.6, 0.3, 0.9, "rejected", p_a, after_big, 0.5, depth=2),
-        _node(1, " small", 0.4, 0.2, 0.2, "rejected", p_a, after_small, 1.0, depth=2),
+        _node(1, " small", 0.4, 0.2, 0.2, "rejected", p_a, after_small, 1.0, depth=2, tested_p=0.0),
         _node(4, " dog", 0.5, 0.1, 0.5, "unverified", p_a, depth=3),
     ]
     red = FinalToken("correction", WORDS.index(" red"), " red", "residual", after_small)

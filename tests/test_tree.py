@@ -19,10 +19,19 @@ from specviz.warpers import Warper
 PARENTS = [-1, -1, 0, 0, 1, 2]
 
 
+def path_to(parents: list[int], node: int) -> list[int]:
+    """The nodes from the root's child down to `node`."""
+    nodes = []
+    while node >= 0:
+        nodes.append(node)
+        node = parents[node]
+    return nodes[::-1]
+
+
 def test_tree_helpers():
     assert tree.depths(PARENTS) == [1, 1, 2, 2, 2, 3]
     assert tree.children(PARENTS) == {-1: [0, 1], 0: [2, 3], 1: [4], 2: [5]}
-    assert tree.path(PARENTS, 5) == [0, 2, 5]
+    assert path_to(PARENTS, 5) == [0, 2, 5]
     assert tree.is_chain(tree.chain(4)) and not tree.is_chain(PARENTS)
     mask = tree.attention_mask(PARENTS, past=3, new=7, dtype=torch.float32, device=torch.device("cpu"))[0, 0] == 0
     assert mask.shape == (7, 10)
@@ -41,7 +50,7 @@ def test_cache_after_a_tree_pass_is_the_cache_of_the_accepted_path(tiny_llama_di
     via_tree.start(prompt), direct.start(prompt)
     tree_logits = via_tree.logits(prompt + nodes, last=len(nodes) + 1, parents=PARENTS)
     for node in range(len(nodes)):   # each node's logits are those of its own path fed alone
-        branch = [nodes[i] for i in tree.path(PARENTS, node)]
+        branch = [nodes[i] for i in path_to(PARENTS, node)]
         alone = CachedLM(target)
         alone.start(prompt)
         assert torch.allclose(tree_logits[node + 1], alone.logits(prompt + branch)[0], atol=1e-4)
@@ -157,7 +166,7 @@ def test_a_tree_run_records_every_node_and_round_trips(tiny_llama_dirs, tmp_path
         verdicts = [d.verdict for d in it.drafts]
         assert verdicts.count("accepted") == it.accepted
         kept = [i for i, v in enumerate(verdicts) if v == "accepted"]
-        assert kept == tree.path(PARENTS, kept[-1]) if kept else True   # the accepted nodes form one path
+        assert kept == path_to(PARENTS, kept[-1]) if kept else True   # the accepted nodes form one path
         assert [it.drafts[i].token_id for i in kept] == it.emitted_ids[: it.accepted]
         if settings.rule == "sampling" and it.final.kind == "correction":
             assert all(d.residual_top is not None for d in it.drafts if d.verdict == "rejected")

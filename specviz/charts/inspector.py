@@ -61,7 +61,8 @@ def acceptance_test(iteration: Iteration) -> go.Figure:
 
     Leviathan et al., Algorithm 1. For the greedy and Spec-Verification rules (no u) the bar shows
     p(x̃) and the verdict comes from the rule. A tree's sibling tried after a rejected one was tested
-    against what that rejection left (`charts.tree.node_test` says it in words); the bar keeps p.
+    against what that rejection left, p′: its recorded ratio, and so its bar, is p′/q
+    (`charts.tree.node_test` says it in words).
     """
     steps = iteration.drafts
     labels = [f"{name}: {show_token(s.token)}" for name, s in zip(node_labels(iteration), steps)]

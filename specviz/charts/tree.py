@@ -94,12 +94,6 @@ def tested_against(iteration: Iteration, node: int) -> DraftStep | None:
     return iteration.drafts[before[-1]] if before else None
 
 
-def _prob(top: TopK | None, token_id: int) -> float | None:
-    if top is None or token_id not in top.ids:
-        return None
-    return top.probs[top.ids.index(token_id)]
-
-
 def node_test(iteration: Iteration, node: int) -> str:
     """The node's test in words: what it was compared with and what came out (plain text)."""
     d = iteration.drafts[node]
@@ -109,13 +103,11 @@ def node_test(iteration: Iteration, node: int) -> str:
         return f"{d.verdict} by the {d.rule} rule"
     test = "≤" if d.verdict == "accepted" else ">"
     earlier = tested_against(iteration, node)
-    target = d.p if earlier is None else _prob(earlier.residual_top, d.token_id)
     name = "p" if earlier is None else "p′"
     where = "" if earlier is None else f" (p′: what was left after rejecting '{show_token(earlier.token)}')"
+    bound = "?" if d.ratio is None else f"{min(1.0, d.ratio):.3f}"   # the ratio the test used (q = 1 if picked)
     if not d.sampled:
-        bound = "?" if target is None else f"{target:.3f}"
         return f"picked by rank (a one-hot q): u = {d.u:.3f} {test} {name}(x) = {bound} → {d.verdict}{where}"
-    bound = "?" if target is None else f"{min(1.0, target / d.q) if d.q > 0 else 1.0:.3f}"
     return f"u = {d.u:.3f} {test} min(1, {name}(x) / q(x)) = {bound} → {d.verdict}{where}"
 
 

@@ -20,7 +20,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from specviz.packed_linear import PackedLinear, can_pack
-from specviz.tree import ancestry, depths, is_chain
+from specviz.tree import depths, is_chain, visibility
 
 KV = tuple[torch.Tensor, torch.Tensor]
 
@@ -185,8 +185,7 @@ def frontier(parents: list[int], past: int, new: int,
     positions = torch.tensor([past - 1 + d for d in depths(parents)[-new:]], device=device)
     if is_chain(parents):
         return positions, None
-    seen = torch.cat([torch.ones(new, past, dtype=torch.bool), ancestry(parents)[-new:]], dim=1)
-    return positions, seen.to(device)
+    return positions, visibility(parents, past)[-new:].to(device)
 
 
 def crop(cache: KV, length: int) -> KV:
