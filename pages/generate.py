@@ -9,6 +9,7 @@ from pages.ui import controls, models, state
 from pages.ui.linked import linked_view
 from specviz import SpecvizError, Trace, charts
 from specviz.decoder_process import follow_trace, trace_stream
+from specviz.study import Study, Variant
 
 controls.sidebar(__file__)  # drawn by each page, so a page opened on its own still has it
 st.title("Generate")
@@ -29,7 +30,7 @@ tree = st.empty()
 chart = st.empty()
 
 
-def show(trace: Trace, baseline: Trace | None, live: bool) -> None:
+def show(trace: Trace, comparison: Study | None, live: bool) -> None:
     s = trace.summary()
     with numbers.container():
         cols = st.columns(5)
@@ -38,10 +39,10 @@ def show(trace: Trace, baseline: Trace | None, live: bool) -> None:
         cols[2].metric("α̂ (acceptance rate)", "n/a" if s.alpha is None else f"{s.alpha:.2f}")
         cols[3].metric("tokens / iteration", f"{s.accepted_length:.2f}")
         cols[4].metric("tokens / s", "…" if live else f"{s.tokens_per_s:.1f}")
-        if baseline is not None and not live:
-            b = baseline.summary()
-            speedup = s.tokens_per_s / b.tokens_per_s if b.tokens_per_s else float("nan")
-            st.metric("measured speedup over the target alone", f"{speedup:.2f}×",
+        if comparison is not None and not live:
+            b = comparison.baseline.summary()
+            speedup = comparison.speedup(trace)
+            st.metric("measured speedup over the target alone", "n/a" if speedup is None else f"{speedup:.2f}×",
                       help=f"target alone: {b.tokens_per_s:.1f} tokens/s over {b.tokens} tokens")
         if not live:
             st.caption(state.measured_on(f"{trace.device} ({trace.dtype})", trace.threads, trace.waited))
@@ -92,8 +93,8 @@ if start:
         settings = controls.settings()
         with models.exclusive() as turn:
             stream(turn, settings)
-            if with_baseline:
-                st.session_state.baseline = run_baseline(turn, settings)
+            if with_baseline and (base := run_baseline(turn, settings)) is not None:
+                state.set_study(Study("comparison", base, [Variant({}, state.trace())]))
             st.session_state.running = False
     except SpecvizError as error:
         st.session_state.running = False
@@ -103,7 +104,7 @@ current = state.trace()
 if current is None:
     st.info("Pick a prompt and settings in the sidebar, then press **Generate**.")
 else:
-    show(current, st.session_state.get("baseline"), live=False)
+    show(current, state.study("comparison"), live=False)
     if current.iterations:
         show_tree(current, key="tree")
         chart.plotly_chart(charts.timeline(current), key="timeline")

@@ -8,19 +8,21 @@ import streamlit as st
 from pages.ui import controls, models, state
 from pages.ui.linked import linked_view
 from specviz import SpecvizError, charts
-from specviz.sweep import benchmark_points, measured_alpha_c, sweep_gamma
+from specviz.sweep import benchmark_points, gamma_sweep
 from specviz.tree_size import sizing_stream
 
 controls.sidebar(__file__)  # drawn by each page, so a page opened on its own still has it
 st.title("Speedup curves")
-st.caption("Runs the target alone once, then the sidebar's pair and prompt once per γ. Points are measured; "
-           "curves are Leviathan et al.'s formulas through the measured α̂ and c.")
+st.caption("Runs the target alone once, then the sidebar's pair and prompt once per γ (chains). Points are "
+           "measured; curves are Leviathan et al.'s formulas through the measured α̂ and c. The sweep is a study: "
+           "save it, or load one, on the **Traces** page.")
 gammas = st.multiselect("γ values to sweep", list(range(1, 17)), default=[1, 2, 4, 8], key="sweep_gammas")
 if st.button("Run γ sweep", type="primary", key="run_sweep", disabled=not gammas):
-    swept = models.runs_with_progress("γ sweep", 1 + len(gammas), sweep_gamma, lambda: (
+    swept = models.runs_with_progress("γ sweep", 1 + len(gammas), gamma_sweep, lambda: (
         st.session_state.prompt, controls.settings(), sorted(gammas)))
     if swept is not None:
-        st.session_state.sweep, st.session_state.sweep_waited = swept
+        swept[0][-1].baseline.waited = swept[1]
+        state.set_study(swept[0][-1])
 
 SHIPPED_BENCHMARK = Path(__file__).resolve().parent.parent / "benchmarks" / "latest.json"
 left, right = st.columns(2)
@@ -34,16 +36,15 @@ if source is not None:
     except (UnicodeDecodeError, json.JSONDecodeError, SpecvizError) as error:
         st.error(f"Cannot use this benchmark file: {error}")
 
-points = st.session_state.get("sweep") or []
-if points or benchmark:
-    alpha, c = measured_alpha_c(points)
-    st.plotly_chart(charts.sweep_chart(points, alpha, c, benchmark=benchmark), key="sweep_chart")
-if points:
+sweep = state.study("gamma sweep")
+if sweep is not None or benchmark:
+    st.plotly_chart(charts.sweep_chart(sweep, benchmark=benchmark), key="sweep_chart")
+if sweep is not None:
     st.caption("The formulas assume one target step verifies γ + 1 tokens as fast as it decodes one (true on a "
                "busy GPU, not on a CPU), and each run's time includes its prompt's prefill: measured points sit "
                "below the curves when either assumption fails.")
-    st.caption(state.measured_on(points[0].device, points[0].threads, st.session_state.get("sweep_waited", 0.0)))
-    st.dataframe([vars(p) for p in points])
+    st.caption(state.study_measured_on(sweep))
+    st.dataframe(charts.rows_frame(sweep))
 else:
     st.info("Press **Run γ sweep** to measure; the per-position pictures below use the current trace.")
 

@@ -5,7 +5,7 @@ import streamlit as st
 from pages.ui import controls, models, state
 from specviz import charts
 from specviz.reverify import mean_tokens, reverify
-from specviz.spec_grid import grid_frame, spec_grid
+from specviz.sweep import beta_tau_grid
 
 controls.sidebar(__file__)  # drawn by each page, so a page opened on its own still has it
 st.title("Draft / verify table")
@@ -40,11 +40,15 @@ g1, g2 = st.columns(2)
 betas = g1.multiselect("β values", [1, 2, 3, 5, 8], default=[1, 3, 5], key="grid_betas")
 taus = g2.multiselect("τ values", [0.5, 1.0, 2.0, 3.0, 5.0], default=[1.0, 3.0, 5.0], key="grid_taus")
 if st.button("Run the grid", key="run_grid", disabled=not betas or not taus):
-    ran = models.runs_with_progress("β × τ grid", 1 + len(betas) * len(taus), spec_grid, lambda: (
+    ran = models.runs_with_progress("β × τ grid", 1 + len(betas) * len(taus), beta_tau_grid, lambda: (
         st.session_state.prompt, controls.settings(), sorted(betas), sorted(taus)))
     if ran is not None:
-        st.session_state.grid = ran[0]
-if st.session_state.get("grid"):
-    reference = st.session_state.grid[0]
-    st.markdown(f"Target alone, greedy: **{reference.tokens_per_iteration:.2f}** tokens / iteration, match 100%")
-    st.dataframe(grid_frame(st.session_state.grid))
+        ran[0][-1].baseline.waited = ran[1]
+        state.set_study(ran[0][-1])
+grid = state.study("grid")
+if grid is not None:
+    reference = grid.baseline.summary()
+    st.markdown(f"Target alone, greedy: **{reference.tokens_per_s:.1f}** tokens/s, the reference for the match "
+                "rate (save or load grids on the **Traces** page)")
+    st.dataframe(charts.grid_frame(grid))
+    st.caption(state.study_measured_on(grid))

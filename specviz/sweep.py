@@ -1,59 +1,48 @@
-"""A live γ sweep: the target alone once, then one speculative run per γ, yielded as it finishes.
+"""Sweeps: the baseline run once, then one speculative run per setting, as a Study that grows run by run.
 
-Each point carries what the analytic curves need (Leviathan et al., section 3): the measured
-acceptance rate α̂, the cost coefficient c, tokens per iteration (to compare with eq. 1) and the
-measured walltime speedup over the target alone (to compare with theorem 3.8).
+A γ sweep puts beside Leviathan et al.'s curves (section 3) what they need from each run: α̂, c,
+tokens per iteration (eq. 1) and the walltime speedup over the target alone (theorem 3.8). A β × τ
+grid is SpecDec's Table 4 (Xia et al.): Spec-Verification runs against the target's greedy output.
 """
 
 from __future__ import annotations
 
-import statistics
-from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, replace
+from collections.abc import Iterator
+from dataclasses import replace
 
 from specviz.decoder import generate
 from specviz.drafters.base import Drafter
 from specviz.errors import SpecvizError
 from specviz.models import LoadedModel
 from specviz.settings import DecodeSettings
-from specviz.trace import Trace
+from specviz.study import Study
 
 
-@dataclass
-class SweepPoint:
-    gamma: int                 # 0 = the target alone (the baseline)
-    tokens: int
-    wall_time: float
-    tokens_per_s: float
-    accepted_length: float     # tokens per iteration
-    alpha: float | None
-    c: float | None
-    speedup: float | None      # tokens/s over the baseline's; None for the baseline itself
-    device: str = "cpu"        # where it ran, with how many torch CPU threads
-    threads: int = 0
+def run_study(target: LoadedModel, drafter: Drafter, prompt: str, kind: str, baseline: DecodeSettings,
+              settings: DecodeSettings, variations: list[dict], chat: bool = True) -> Iterator[Study]:
+    """Run the target alone with `baseline`, then the drafter with `settings` changed by each
+    variation; yield the study after each run, so a caller can show progress and keep what ran."""
+    study = Study(kind, generate(target, None, prompt, baseline, chat=chat))
+    yield study
+    for varied in variations:
+        study = study.with_variant(varied, generate(target, drafter, prompt, replace(settings, **varied), chat=chat))
+        yield study
 
 
-def point(gamma: int, trace: Trace, baseline_tokens_per_s: float | None) -> SweepPoint:
-    s = trace.summary()
-    speedup = s.tokens_per_s / baseline_tokens_per_s if baseline_tokens_per_s else None
-    return SweepPoint(gamma, s.tokens, s.wall_time, s.tokens_per_s, s.accepted_length, s.alpha, s.c, speedup,
-                      trace.device, trace.threads)
+def gamma_sweep(target: LoadedModel, drafter: Drafter, prompt: str, settings: DecodeSettings,
+                gammas: list[int], chat: bool = True) -> Iterator[Study]:
+    """The target alone, then one run per γ (chains: a tree's width is fixed by γ's meaning here)."""
+    chains = replace(settings, branches=1, nodes=0, auto_size=False)
+    return run_study(target, drafter, prompt, "gamma sweep", chains, chains,
+                     [{"gamma": int(g)} for g in gammas], chat)
 
 
-def sweep_gamma(target: LoadedModel, drafter: Drafter, prompt: str, settings: DecodeSettings,
-                gammas: Iterable[int]) -> Iterator[SweepPoint]:
-    """Yield the baseline point (γ = 0), then one point per γ, each as soon as its run ends."""
-    base = point(0, generate(target, None, prompt, settings), None)
-    yield base
-    for gamma in gammas:
-        yield point(gamma, generate(target, drafter, prompt, replace(settings, gamma=gamma)), base.tokens_per_s)
-
-
-def measured_alpha_c(points: list[SweepPoint]) -> tuple[float | None, float]:
-    """α̂ averaged over the speculative runs, and the median c (0 for a drafter with no forward pass)."""
-    alphas = [p.alpha for p in points if p.gamma and p.alpha is not None]
-    cs = [p.c for p in points if p.gamma and p.c is not None]
-    return (statistics.fmean(alphas) if alphas else None), (statistics.median(cs) if cs else 0.0)
+def beta_tau_grid(target: LoadedModel, drafter: Drafter, prompt: str, settings: DecodeSettings,
+                  betas: list[int], taus: list[float], chat: bool = True) -> Iterator[Study]:
+    """The target's greedy output (the reference), then Spec-Verification at every (β, τ)."""
+    return run_study(target, drafter, prompt, "grid", replace(settings, verify="greedy"),
+                     replace(settings, verify="spec"),
+                     [{"beta": int(b), "tau": float(t)} for b in betas for t in taus], chat)
 
 
 def benchmark_points(report: object) -> list[dict]:

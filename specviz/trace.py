@@ -38,6 +38,7 @@ from specviz.settings import DecodeSettings
 
 FORMAT = "specviz-trace"
 VERSION = 2
+MAX_BYTES = 64 * 2**20  # a larger trace or study file is refused before it is parsed
 
 
 @dataclass
@@ -206,11 +207,21 @@ def trace_from_dict(data: dict) -> Trace:
 
 
 def load_trace(path: str | Path) -> Trace:
+    return trace_from_dict(read_json(Path(path), "specviz trace"))
+
+
+def read_json(source: Path | bytes, what: str) -> object:
+    """The JSON in a file or in an upload's bytes; too large, unreadable or not JSON raises SpecvizError.
+    Only JSON is ever read: nothing is unpickled or executed."""
+    name = str(source) if isinstance(source, Path) else "the file"
     try:
-        data = json.loads(Path(path).read_text())
+        size = source.stat().st_size if isinstance(source, Path) else len(source)
+        if size > MAX_BYTES:
+            raise SpecvizError(f"not a {what}: {name} holds {size / 2**20:.0f} MiB, more than the "
+                               f"{MAX_BYTES // 2**20} MiB a {what} may")
+        return json.loads(source.read_bytes() if isinstance(source, Path) else source)
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise SpecvizError(f"not a specviz trace: {path} ({error})") from error
-    return trace_from_dict(data)
+        raise SpecvizError(f"not a {what}: {name} ({error})") from error
 
 
 def _topk(data: dict | None) -> TopK | None:

@@ -33,7 +33,10 @@ def test_generation_streams_text_and_numbers(generated):
     assert metrics["tokens"] == str(len(trace.generated_ids))
     assert float(metrics["tokens / s"]) > 0
     assert metrics["measured speedup over the target alone"].endswith("×")
-    assert at.session_state["baseline"].drafter == "none (baseline)"
+    comparison = at.session_state["studies"]["comparison"]
+    assert comparison.baseline.drafter == "none (baseline)"
+    assert comparison.variants[0].trace.wall_time == trace.wall_time
+    assert comparison.baseline.generated_ids == trace.generated_ids  # greedy: the same text, faster or not
     assert len(at.get("plotly_chart")) == 2 and len(at.get("vega_lite_chart")) == 1  # tree, timeline; linked view
     assert trace.threads >= 1 and any(c.value == f"Measured on cpu (float32) with {trace.threads} torch thread"
                                       f"{'s' if trace.threads > 1 else ''}; no other run was queued ahead."

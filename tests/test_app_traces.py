@@ -72,10 +72,11 @@ def test_gamma_sweep_and_spec_grid(tiny_pair):
     app.multiselect(key="sweep_gammas").set_value([1, 3]).run()
     app.button(key="run_sweep").click().run()
     assert not app.exception and not app.error
-    assert [p.gamma for p in app.session_state["sweep"]] == [0, 1, 3]
+    sweep = app.session_state["studies"]["gamma sweep"]
+    assert [r.varied for r in sweep.rows()] == [{}, {"gamma": 1}, {"gamma": 3}]
     assert len(app.get("plotly_chart")) == 1 and len(app.get("vega_lite_chart")) == 1  # sweep, linked view
-    threads = app.session_state["sweep"][0].threads
-    assert threads >= 1 and any(c.value.startswith(f"Measured on cpu with {threads} torch thread") and
+    threads = sweep.baseline.threads
+    assert threads >= 1 and any(c.value.startswith(f"Measured on cpu (float32) with {threads} torch thread") and
                                 "no other run was queued ahead" in c.value for c in app.caption)
     app.checkbox(key="show_shipped_benchmark").check().run()
     assert not app.exception and not app.error
@@ -86,7 +87,7 @@ def test_gamma_sweep_and_spec_grid(tiny_pair):
     app.multiselect(key="grid_taus").set_value([1.0]).run()
     app.button(key="run_grid").click().run()
     assert not app.exception and not app.error
-    cells = app.session_state["grid"]
-    assert [(c.beta, c.tau) for c in cells] == [(None, None), (1, 1.0), (3, 1.0)]
-    assert cells[1].match_rate == 1.0  # β = 1 is greedy verification: the target's own greedy output
+    rows = app.session_state["studies"]["grid"].rows()
+    assert [r.varied for r in rows] == [{}, {"beta": 1, "tau": 1.0}, {"beta": 3, "tau": 1.0}]
+    assert rows[1].match_rate == 1.0  # β = 1 is greedy verification: the target's own greedy output
     assert app.dataframe

@@ -11,8 +11,8 @@ from specviz import DecodeSettings, SpecvizError, Trace, charts, trace_from_dict
 from specviz.charts.style import ACCEPT_COLOR, KINDS, NEUTRAL, PHASES, REJECT_COLOR, markdown_token, show_token
 from specviz.charts.table import iteration_cells
 from specviz.reverify import mean_tokens, reverify, spec_test
-from specviz.spec_grid import GridCell, grid_frame, token_match_rate
-from specviz.sweep import SweepPoint, benchmark_points, measured_alpha_c
+from specviz.study import Study, Variant, token_match_rate
+from specviz.sweep import benchmark_points
 from specviz.toy import simulate, split
 from specviz.trace import DraftStep, FinalToken, Iteration, TopK
 
@@ -132,18 +132,33 @@ def test_reverify_applies_beta_and_tau(trace):
     assert mean_tokens(loose) == pytest.approx((1 + 4 + 3) / 3)
 
 
+def timed(trace: Trace, wall_time: float, c: float | None = None) -> Trace:
+    """A copy of `trace` that took `wall_time` seconds (and, with `c`, whose draft step cost c target steps)."""
+    copy = trace_from_dict(json.loads(json.dumps(trace.to_dict())))
+    copy.wall_time = wall_time
+    if c is not None:
+        for it in copy.iterations:
+            it.verify_time, it.draft_time, it.draft_calls = 1.0, c * it.drafted, it.drafted
+    return copy
+
+
 def test_sweep_chart():
-    points = [SweepPoint(0, 10, 1.0, 10.0, 1.0, None, None, None),
-              SweepPoint(2, 10, 0.5, 20.0, 2.0, 0.6, 0.1, 2.0), SweepPoint(4, 10, 0.6, 16.0, 2.5, 0.5, 0.2, 1.6)]
-    alpha, c = measured_alpha_c(points)
-    assert alpha == pytest.approx(0.55) and c == pytest.approx(0.15)
+    trace = make_trace()
+    sweep = Study("gamma sweep", timed(trace, 1.0), [Variant({"gamma": 2}, timed(trace, 0.5, 0.1)),
+                                                    Variant({"gamma": 4}, timed(trace, 0.625, 0.2))])
+    assert [r.speedup for r in sweep.rows()] == [None, 2.0, pytest.approx(1.6)]
+    alpha, c = sweep.measured_alpha_c()
+    assert alpha == pytest.approx(trace.summary().alpha) and c == pytest.approx(0.15)
     benchmark = [{"gamma": 3, "speedup": 2.0, "label": "benchmark: ngram"}]
-    fig = charts.sweep_chart(points, alpha, c, max_gamma=8, benchmark=benchmark)
+    fig = charts.sweep_chart(sweep, max_gamma=8, benchmark=benchmark)
     measured = [t for t in fig.data if t.name == "measured"]
     assert [list(t.x) for t in measured] == [[2, 4], [2, 4]]
+    assert list(measured[0].y) == [2.0, pytest.approx(1.6)]
     assert len([t for t in fig.data if (t.name or "").startswith("theory")][0].x) == 8
     names = [t.name or "" for t in fig.data]
     assert any(name.startswith("optimal γ") for name in names) and "benchmark: ngram" in names
+    alone = charts.sweep_chart(None, benchmark=benchmark)
+    assert [t.name for t in alone.data if t.name and t.name.startswith("benchmark")] == ["benchmark: ngram"]
 
 
 def test_benchmark_points_read_the_shipped_report():
@@ -173,9 +188,16 @@ def test_toy():
 
 def test_grid_helpers():
     assert token_match_rate([1, 2, 3], [1, 2, 4, 5]) == 0.5
-    cells = [GridCell(None, None, 1.0, 1.0, None), GridCell(1, 1.0, 2.0, 1.0, 1.2), GridCell(3, 1.0, 2.5, 0.5, 1.4)]
-    frame = grid_frame(cells)
-    assert frame.shape == (1, 2) and frame.iloc[0, 1] == "2.50 / 50% / 1.40×"
+    trace = make_trace()
+    other = timed(trace, 0.5)
+    other.generated_ids = other.generated_ids[:2] + [99] * (len(other.generated_ids) - 2)
+    grid = Study("grid", timed(trace, 1.0), [Variant({"beta": 1, "tau": 1.0}, timed(trace, 1.0)),
+                                             Variant({"beta": 3, "tau": 1.0}, other)])
+    frame = charts.grid_frame(grid)
+    share = 2 / len(trace.generated_ids)
+    assert frame.shape == (1, 2) and frame.iloc[0, 1] == f"{trace.summary().accepted_length:.2f} / {share:.0%} / 2.00×"
+    rows = charts.rows_frame(grid)
+    assert list(rows["run"]) == ["baseline", "beta = 1, tau = 1.0", "beta = 3, tau = 1.0"]
 
 
 def test_token_labels_show_spaces_and_survive_markdown():

@@ -14,7 +14,7 @@ from specviz import DecodeSettings, SpecvizError, generate, load_model
 from specviz.decoder_process import DecoderProcess, ModelSpec, follow_trace, trace_stream
 from specviz.device import decoder_threads
 from specviz.drafters import build_drafter
-from specviz.sweep import sweep_gamma
+from specviz.sweep import gamma_sweep
 
 PROMPT = "w1 w2 w3 w1 w2"
 
@@ -68,8 +68,11 @@ def test_stopping_keeps_what_was_decided_and_the_process_serves_on(process, mode
 def test_other_work_streams_its_items(process, models):
     settings = DecodeSettings(temperature=0, max_new_tokens=6)
     with process.lock:
-        points = list(process.request(models, sweep_gamma, PROMPT, settings, [1, 3]))
-    assert [p.gamma for p in points] == [0, 1, 3] and all(p.threads == 1 for p in points)
+        studies = list(process.request(models, gamma_sweep, PROMPT, settings, [1, 3]))
+    assert [len(s.variants) for s in studies] == [0, 1, 2]
+    rows = studies[-1].rows()
+    assert [r.varied for r in rows] == [{}, {"gamma": 1}, {"gamma": 3}] and all(r.threads == 1 for r in rows)
+    assert all(r.match_rate == 1.0 for r in rows)  # greedy: every run is the target's own output
 
 
 def test_errors_reach_the_caller_and_the_process_serves_on(process, models, tmp_path):

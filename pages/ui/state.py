@@ -5,6 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from specviz import Trace
+from specviz.study import Study
 
 
 def trace() -> Trace | None:
@@ -16,8 +17,21 @@ def set_trace(new: Trace, source: str) -> None:
     st.session_state.trace = new
     st.session_state.trace_source = source
     st.session_state.inspect_index = 0
-    st.session_state.pop("baseline", None)
+    st.session_state.setdefault("studies", {}).pop("comparison", None)
     show_caption()
+
+
+def study(kind: str) -> Study | None:
+    """The session's study of this kind: the last one run or loaded."""
+    return st.session_state.get("studies", {}).get(kind)
+
+
+def set_study(new: Study) -> None:
+    st.session_state.setdefault("studies", {})[new.kind] = new
+
+
+def studies() -> list[Study]:
+    return list(st.session_state.get("studies", {}).values())
 
 
 def show_caption() -> None:
@@ -43,6 +57,11 @@ def describe() -> str:
         return "no trace yet"
     return (f"{st.session_state.get('trace_source', 'last run')}: {len(current.iterations)} iterations, "
             f"{len(current.generated_ids)} tokens, {current.target} ← {current.drafter}")
+
+
+def study_measured_on(shown: Study) -> str:
+    base = shown.baseline
+    return measured_on(f"{base.device} ({base.dtype})", base.threads, base.waited)
 
 
 def measured_on(device: str, threads: int, waited: float) -> str:

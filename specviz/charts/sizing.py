@@ -3,11 +3,15 @@ tree size, the chosen one starred (see `specviz.tree_size`)."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from specviz.charts.style import NEUTRAL, P_COLOR, Q_COLOR, REJECT_COLOR, layout
-from specviz.tree_size import Sizing
+
+if TYPE_CHECKING:  # the sizing's record only: charts never import the decoder that measures it
+    from specviz.tree_size import Sizing
 
 BRANCH_SYMBOLS = ["circle", "square", "diamond", "triangle-up"]
 

@@ -8,21 +8,23 @@ from plotly.subplots import make_subplots
 
 from specviz import theory
 from specviz.charts.style import NEUTRAL, P_COLOR, Q_COLOR, REJECT_COLOR, layout
-from specviz.sweep import SweepPoint
+from specviz.study import Study
 
 BENCH_SYMBOLS = ["square-open", "diamond-open", "triangle-up-open", "x-thin", "cross-thin"]
 
 
-def sweep_chart(points: list[SweepPoint], alpha: float | None, c: float, max_gamma: int = 16,
-                benchmark: list[dict] | None = None) -> go.Figure:
-    """Left: measured speedup per γ and S(γ) = (1 − α^(γ+1)) / ((1 − α)(γc + 1)) from α̂ and c, with
-    the optimal γ starred. Right: measured tokens per iteration and E(γ) = (1 − α^(γ+1)) / (1 − α)."""
+def sweep_chart(study: Study | None, max_gamma: int = 16, benchmark: list[dict] | None = None) -> go.Figure:
+    """Left: a γ sweep's measured speedup per γ and S(γ) = (1 − α^(γ+1)) / ((1 − α)(γc + 1)) from its
+    α̂ and c, with the optimal γ starred. Right: measured tokens per iteration and
+    E(γ) = (1 − α^(γ+1)) / (1 − α). Without a study: the benchmark's points alone."""
     fig = make_subplots(rows=1, cols=2, subplot_titles=("walltime speedup over the target alone",
                                                         "tokens per iteration"))
-    runs = [p for p in points if p.gamma]
-    fig.add_scatter(x=[p.gamma for p in runs], y=[p.speedup for p in runs], mode="markers", name="measured",
+    runs = [r for r in study.rows()[1:] if "gamma" in r.varied] if study is not None else []
+    alpha, c = study.measured_alpha_c() if study is not None else (None, 0.0)
+    gamma_of = [r.varied["gamma"] for r in runs]
+    fig.add_scatter(x=gamma_of, y=[r.speedup for r in runs], mode="markers", name="measured",
                     marker={"size": 14, "color": P_COLOR, "symbol": "circle"}, row=1, col=1)
-    fig.add_scatter(x=[p.gamma for p in runs], y=[p.accepted_length for p in runs], mode="markers",
+    fig.add_scatter(x=gamma_of, y=[r.accepted_length for r in runs], mode="markers",
                     name="measured", showlegend=False, marker={"size": 14, "color": P_COLOR}, row=1, col=2)
     if alpha is not None:
         gammas = list(range(1, max_gamma + 1))

@@ -1,0 +1,131 @@
+"""A study: one comparison kept as an object, so every figure of it can be rebuilt from a file.
+
+A study is a baseline trace and variant traces on the same prompt, each variant with the settings
+that varied (γ, rule, β, τ, drafter, tree size…). The speedup is defined once, here: a variant's
+tokens/s over the baseline's, the measured counterpart of Leviathan et al.'s expected walltime
+improvement (Theorem 3.8). Kinds:
+  "comparison"   one speculative run against the target alone (Generate, `generate --compare-baseline`)
+  "gamma sweep"  one run per γ against the target alone (Leviathan et al., section 3 and figure 3)
+  "grid"         Spec-Verification runs over β × τ against the target's greedy output (Xia et al., Table 4)
+
+Schema (version 1): format "specviz-study", version, kind, baseline (a trace's JSON), variants
+[{varied: {setting: value}, trace: a trace's JSON}]. Read with the same size cap as a trace.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from specviz.errors import SpecvizError
+from specviz.trace import Trace, read_json, trace_from_dict
+
+FORMAT = "specviz-study"
+VERSION = 1
+KINDS = ("comparison", "gamma sweep", "grid")
+
+
+@dataclass
+class Variant:
+    varied: dict[str, int | float | str]   # settings that differ from the baseline's run, e.g. {"gamma": 4}
+    trace: Trace
+
+
+@dataclass
+class Row:
+    """One run's headline numbers, derived from its trace (the baseline's row has varied {})."""
+    varied: dict[str, int | float | str]
+    tokens: int
+    wall_time: float
+    tokens_per_s: float
+    accepted_length: float     # tokens per iteration
+    alpha: float | None
+    c: float | None
+    speedup: float | None      # tokens/s over the baseline's; None for the baseline itself
+    match_rate: float          # share of positions where the output equals the baseline's
+    device: str
+    threads: int
+
+
+@dataclass
+class Study:
+    kind: str
+    baseline: Trace
+    variants: list[Variant] = field(default_factory=list)
+
+    def speedup(self, trace: Trace) -> float | None:
+        """Measured walltime speedup of `trace` over the baseline: tokens/s over tokens/s."""
+        base = self.baseline.summary().tokens_per_s
+        return trace.summary().tokens_per_s / base if base else None
+
+    def rows(self) -> list[Row]:
+        """The baseline's row, then one per variant, in the order they ran."""
+        return [self._row({}, self.baseline, None)] + [
+            self._row(v.varied, v.trace, self.speedup(v.trace)) for v in self.variants]
+
+    def measured_alpha_c(self) -> tuple[float | None, float]:
+        """α̂ averaged over the variants, and their median c (0 for drafters with no forward pass)."""
+        rows = self.rows()[1:]
+        alphas = [r.alpha for r in rows if r.alpha is not None]
+        cs = [r.c for r in rows if r.c is not None]
+        return (statistics.fmean(alphas) if alphas else None), (statistics.median(cs) if cs else 0.0)
+
+    def with_variant(self, varied: dict, trace: Trace) -> Study:
+        return Study(self.kind, self.baseline, [*self.variants, Variant(dict(varied), trace)])
+
+    def to_dict(self) -> dict:
+        return {"format": FORMAT, "version": VERSION, "kind": self.kind, "baseline": self.baseline.to_dict(),
+                "variants": [{"varied": v.varied, "trace": v.trace.to_dict()} for v in self.variants]}
+
+    def save(self, path: str | Path) -> None:
+        Path(path).write_text(json.dumps(self.to_dict()))
+
+    def _row(self, varied: dict, trace: Trace, speedup: float | None) -> Row:
+        s = trace.summary()
+        return Row(dict(varied), s.tokens, s.wall_time, s.tokens_per_s, s.accepted_length, s.alpha, s.c, speedup,
+                   token_match_rate(trace.generated_ids, self.baseline.generated_ids), trace.device, trace.threads)
+
+
+def token_match_rate(output: list[int], reference: list[int]) -> float:
+    """Positions holding the same token, over the longer of the two outputs (SpecDec's agreement with
+    the target's greedy output, token by token instead of BLEU)."""
+    longest = max(len(output), len(reference))
+    return sum(a == b for a, b in zip(output, reference)) / longest if longest else 1.0
+
+
+def study_from_dict(data: object) -> Study:
+    """Rebuild a Study from its JSON form; anything else raises SpecvizError."""
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
+        raise SpecvizError(f'not a specviz study (missing "format": "{FORMAT}")')
+    if data.get("version") != VERSION:
+        raise SpecvizError(f"unsupported specviz study version {data.get('version')!r} (expected {VERSION})")
+    if data.get("kind") not in KINDS:
+        raise SpecvizError(f"unknown study kind {data.get('kind')!r}; expected one of {', '.join(KINDS)}")
+    variants = data.get("variants")
+    if not isinstance(variants, list):
+        raise SpecvizError("not a valid specviz study: variants must be a list")
+    baseline = trace_from_dict(data.get("baseline"))
+    study = Study(data["kind"], baseline)
+    for i, variant in enumerate(variants):
+        varied = variant.get("varied") if isinstance(variant, dict) else None
+        if not isinstance(varied, dict) or not all(
+                isinstance(k, str) and isinstance(v, int | float | str) for k, v in varied.items()):
+            raise SpecvizError(f"not a valid specviz study: variant {i} needs a 'varied' mapping of settings")
+        trace = trace_from_dict(variant.get("trace"))
+        if trace.prompt != baseline.prompt:
+            raise SpecvizError(f"not a valid specviz study: variant {i} ran on another prompt than the baseline")
+        study = study.with_variant(varied, trace)
+    return study
+
+
+def load_study(path: str | Path) -> Study:
+    return study_from_dict(read_json(Path(path), "specviz study"))
+
+
+def record_from_dict(data: object) -> Trace | Study:
+    """A trace or a study, told apart by their "format" field."""
+    if isinstance(data, dict) and data.get("format") == FORMAT:
+        return study_from_dict(data)
+    return trace_from_dict(data)
