@@ -1,33 +1,51 @@
-"""Traces: save the current trace as JSON, or load one and explore it with no model."""
+"""Traces: save the current trace and the session's studies as JSON, or load either and explore it with no model."""
 
 import json
 
 import streamlit as st
 
 from pages.ui import controls, state
-from specviz import SpecvizError, trace_from_dict
+from specviz import SpecvizError, Trace, charts
+from specviz.study import label, record_from_dict
+from specviz.trace import read_json
+
+SHOWN_ON = {"comparison": "Generate", "gamma sweep": "Speedup curves", "grid": "Draft / verify table"}
 
 controls.sidebar(__file__)  # drawn by each page, so a page opened on its own still has it
 st.title("Traces")
+upload = st.file_uploader("Load a trace or a study (JSON saved by specviz)", type=["json"], key="trace_file")
+if upload is not None and upload.file_id != st.session_state.get("loaded_file_id"):
+    try:
+        loaded = record_from_dict(read_json(upload.getvalue(), "specviz trace or study"))
+    except SpecvizError as error:
+        st.error(f"{upload.name} is neither a specviz trace nor a study, nothing was changed: {error}")
+    else:
+        st.session_state.loaded_file_id = upload.file_id
+        if isinstance(loaded, Trace):
+            state.set_trace(loaded, f"file {upload.name}")
+            st.success(f"Loaded {upload.name}: every page now shows it.")
+        else:
+            if loaded.kind == "comparison" and loaded.variants:  # its speculative run becomes the trace shown
+                state.set_trace(loaded.variants[0].trace, f"file {upload.name}")
+            state.set_study(loaded)
+            st.success(f"Loaded the {loaded.kind} study {upload.name} ({len(loaded.variants)} runs beside the "
+                       f"baseline): the **{SHOWN_ON[loaded.kind]}** page shows it.")
+
 current = state.trace()
 st.markdown(f"Current trace: **{state.describe()}**")
 if current is not None:
     st.download_button("Download the trace (JSON)", json.dumps(current.to_dict()), file_name="specviz-trace.json",
                        mime="application/json", key="download")
-
-upload = st.file_uploader("Load a trace (JSON saved by specviz)", type=["json"], key="trace_file")
-if upload is not None and upload.file_id != st.session_state.get("loaded_file_id"):
-    try:
-        loaded = trace_from_dict(json.loads(upload.getvalue()))
-    except (UnicodeDecodeError, json.JSONDecodeError, SpecvizError) as error:
-        st.error(f"{upload.name} is not a specviz trace, nothing was changed: {error}")
-    else:
-        state.set_trace(loaded, f"file {upload.name}")
-        st.session_state.loaded_file_id = upload.file_id
-        st.success(f"Loaded {upload.name}: every page now shows it.")
-        current = loaded
+for study in state.studies():
+    runs = ", ".join(label(row.varied) for row in study.rows())
+    st.download_button(f"Download the {study.kind} study (JSON): {runs}", json.dumps(study.to_dict()),
+                       file_name=f"specviz-{study.kind.replace(' ', '-')}.json", mime="application/json",
+                       key=f"download-{study.kind}")
 
 if current is not None:
     st.subheader("Settings of the current trace")
     st.json(current.settings.to_dict())
     st.dataframe(current.iterations_frame())
+for study in state.studies():
+    st.subheader(f"The {study.kind} study")
+    st.dataframe(charts.rows_frame(study))

@@ -29,10 +29,37 @@ def add_generate_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--trace", metavar="PATH", help="save the trace as JSON here")
     parser.add_argument("--compare-baseline", action="store_true",
                         help="also run the target alone and report the speedup")
+    parser.add_argument("--study", metavar="PATH",
+                        help="save the comparison with the target alone as a study here (implies --compare-baseline)")
+    add_threads_argument(parser)
+    add_print_arguments(parser)
+
+
+def add_threads_argument(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--threads", type=int, default=None,
                         help="torch CPU threads (default: torch's own choice; the app's decoder uses every core "
                              "but one)")
-    add_print_arguments(parser)
+
+
+def add_sweep_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("prompt", help="the user message (wrapped in the chat template when the model has one)")
+    parser.add_argument("--gammas", type=int, nargs="+", default=[1, 2, 4, 8], help="the γ values (default 1 2 4 8)")
+    add_study_arguments(parser)
+
+
+def add_grid_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("prompt", help="the user message (wrapped in the chat template when the model has one)")
+    parser.add_argument("--betas", type=int, nargs="+", default=[1, 3, 5], help="the β values (default 1 3 5)")
+    parser.add_argument("--taus", type=float, nargs="+", default=[1.0, 3.0, 5.0],
+                        help="the τ values (default 1 3 5)")
+    add_study_arguments(parser)
+
+
+def add_study_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--out", metavar="PATH", required=True, help="save the study (JSON) here")
+    add_model_arguments(parser)
+    add_decode_arguments(parser)
+    add_threads_argument(parser)
 
 
 def add_model_arguments(parser: argparse.ArgumentParser) -> None:
@@ -95,14 +122,13 @@ def settings_from_args(args: argparse.Namespace) -> DecodeSettings:
         auto_size=args.auto_size)
 
 
-def run_generate(args: argparse.Namespace) -> None:
+def load_models(args: argparse.Namespace):
+    """The target and drafter the arguments name, with torch's thread count set first."""
     import torch
 
-    from specviz.decoder import generate
     from specviz.drafters import build_drafter
     from specviz.models import EMBEDDED, load_model
 
-    settings = settings_from_args(args)
     if args.threads is not None:
         if args.threads < 1:
             raise SpecvizError(f"--threads must be >= 1, got {args.threads}")
@@ -110,18 +136,75 @@ def run_generate(args: argparse.Namespace) -> None:
     target = load_model(args.target, device=args.device, dtype=args.dtype,
                         trust_remote_code=args.trust_remote_code)
     kind = args.drafter or ("lookup+eagle" if args.target in (None, EMBEDDED) else "ngram")
-    drafter = build_drafter(kind, target, args.drafter_model, args.trust_remote_code)
-    if args.compare_baseline:  # warm up so neither timed run pays the first-call costs
+    return target, build_drafter(kind, target, args.drafter_model, args.trust_remote_code)
+
+
+def run_generate(args: argparse.Namespace) -> None:
+    from specviz.decoder import generate
+    from specviz.study import Study, Variant
+
+    settings = settings_from_args(args)
+    target, drafter = load_models(args)
+    compare = args.compare_baseline or args.study
+    if compare:  # warm up so neither timed run pays the first-call costs
         generate(target, drafter, args.prompt, replace(settings, max_new_tokens=4), chat=not args.no_chat)
     trace = generate(target, drafter, args.prompt, settings, chat=not args.no_chat)
     print_trace(trace, args)
-    if args.compare_baseline:
-        base = generate(target, None, args.prompt, settings, chat=not args.no_chat).summary()
-        speedup = trace.summary().tokens_per_s / base.tokens_per_s
-        print(f"baseline: {base.tokens_per_s:.1f} tokens/s; speedup {speedup:.2f}x")
+    if compare:
+        study = Study("comparison", generate(target, None, args.prompt, settings, chat=not args.no_chat),
+                      [Variant({}, trace)])
+        print(f"baseline: {study.baseline.summary().tokens_per_s:.1f} tokens/s; speedup {study.speedup(trace):.2f}x")
+        if args.study:
+            study.save(args.study)
+            print(f"study saved to {args.study}")
     if args.trace:
         trace.save(args.trace)
         print(f"trace saved to {args.trace}")
+
+
+def run_sweep(args: argparse.Namespace) -> None:
+    from specviz.sweep import gamma_sweep
+
+    if any(g < 1 for g in args.gammas):
+        raise SpecvizError(f"--gammas must all be >= 1, got {args.gammas}")
+    run_study(args, gamma_sweep, sorted(set(args.gammas)))
+
+
+def run_grid(args: argparse.Namespace) -> None:
+    from specviz.sweep import beta_tau_grid
+
+    if any(b < 1 for b in args.betas) or any(t < 0 for t in args.taus):
+        raise SpecvizError(f"--betas must be >= 1 and --taus >= 0, got {args.betas} and {args.taus}")
+    run_study(args, beta_tau_grid, sorted(set(args.betas)), sorted(set(args.taus)))
+
+
+def run_study(args: argparse.Namespace, sweep, *values) -> None:
+    """Run a study's runs one by one, saying each as it ends, then save it and print its table."""
+    from specviz.decoder import generate
+    from specviz.study import label
+
+    settings = settings_from_args(args)
+    target, drafter = load_models(args)
+    generate(target, drafter, args.prompt, replace(settings, max_new_tokens=4), chat=not args.no_chat)  # warm-up
+    study = None
+    for study in sweep(target, drafter, args.prompt, settings, *values, chat=not args.no_chat):
+        ran = study.rows()[-1]
+        print(f"ran {label(ran.varied)}: {ran.tokens} tokens, {ran.tokens_per_s:.1f} tokens/s", file=sys.stderr)
+    study.save(args.out)
+    print_study(study)
+    print(f"study saved to {args.out}")
+
+
+def print_study(study) -> None:
+    """One line per run: what varied, tokens/s, speedup, α̂, tokens per iteration, match with the baseline."""
+    from specviz.study import label
+
+    print(f"{study.kind}: {study.baseline.target} <- {study.variants[0].trace.drafter if study.variants else 'none'}")
+    for row in study.rows():
+        speedup = f"{row.speedup:.2f}x" if row.speedup is not None else "1.00x (baseline)"
+        alpha = f"{row.alpha:.2f}" if row.alpha is not None else "n/a"
+        print(f"  {label(row.varied):<24} {row.tokens_per_s:6.1f} tokens/s  speedup {speedup:<17} alpha {alpha:<5} "
+              f"{row.accepted_length:.2f} tokens/iteration  match {row.match_rate:.0%}")
 
 
 def print_trace(trace, args: argparse.Namespace) -> None:
@@ -143,7 +226,7 @@ def print_trace(trace, args: argparse.Namespace) -> None:
 
 
 def add_show_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("trace", help="a trace saved by generate --trace or by the app")
+    parser.add_argument("trace", help="a trace or a study saved by generate, sweep, grid or the app")
     add_print_arguments(parser)
 
 
@@ -153,9 +236,12 @@ def add_print_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run_show(args: argparse.Namespace) -> None:
-    from specviz.trace import load_trace
+    from specviz.study import Study, load_record
 
-    trace = load_trace(args.trace)
+    trace = load_record(args.trace)
+    if isinstance(trace, Study):
+        print_study(trace)
+        return
     print(f"target {trace.target}, drafter {trace.drafter}, gamma {trace.settings.gamma}, "
           f"rule {trace.settings.rule}")
     print_trace(trace, args)
@@ -171,7 +257,11 @@ def _styled(text: str, kind: str, color: bool) -> str:
 COMMANDS = [
     ("generate", "generate text with speculative decoding and print what happened",
      add_generate_arguments, run_generate),
-    ("show", "print a saved trace: the text with token kinds and the run's numbers", add_show_arguments, run_show),
+    ("show", "print a saved trace (the text with token kinds and the run's numbers) or a study's table",
+     add_show_arguments, run_show),
+    ("sweep", "run the target alone, then one run per gamma, and save the study", add_sweep_arguments, run_sweep),
+    ("grid", "run the target's greedy output, then Spec-Verification over beta x tau, and save the study",
+     add_grid_arguments, run_grid),
     ("train-drafter", "train an EAGLE-style head or a tiny LM drafter for the target",
      add_train_arguments, run_train),
     ("bench", "time speculative decoding against the baseline and transformers' generate",

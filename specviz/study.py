@@ -88,6 +88,11 @@ class Study:
                    token_match_rate(trace.generated_ids, self.baseline.generated_ids), trace.device, trace.threads)
 
 
+def label(varied: dict) -> str:
+    """What a run varied, as "gamma = 4, tau = 1.0"; the baseline varied nothing."""
+    return ", ".join(f"{name} = {value}" for name, value in varied.items()) or "baseline"
+
+
 def token_match_rate(output: list[int], reference: list[int]) -> float:
     """Positions holding the same token, over the longer of the two outputs (SpecDec's agreement with
     the target's greedy output, token by token instead of BLEU)."""
@@ -128,4 +133,10 @@ def record_from_dict(data: object) -> Trace | Study:
     """A trace or a study, told apart by their "format" field."""
     if isinstance(data, dict) and data.get("format") == FORMAT:
         return study_from_dict(data)
-    return trace_from_dict(data)
+    if isinstance(data, dict) and data.get("format") == "specviz-trace":
+        return trace_from_dict(data)
+    raise SpecvizError('neither a specviz trace nor a study (no "format": "specviz-trace" or "specviz-study")')
+
+
+def load_record(path: str | Path) -> Trace | Study:
+    return record_from_dict(read_json(Path(path), "specviz trace or study"))

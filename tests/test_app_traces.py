@@ -11,6 +11,7 @@ from test_charts import make_trace
 
 from pages.ui.controls import CUSTOM_PAIR
 from specviz.charts.linked import PICK
+from specviz.study import Study, Variant
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
 
@@ -25,9 +26,9 @@ def app() -> AppTest:
 def test_bad_upload_shows_an_error_and_changes_nothing(app):
     app.switch_page("pages/traces.py").run()
     app.file_uploader(key="trace_file").set_value(("notes.json", b"{\"hello\": 1}", "application/json")).run()
-    assert "not a specviz trace" in app.error[0].value
+    assert "neither a specviz trace nor a study" in app.error[0].value
     app.file_uploader(key="trace_file").set_value(("bytes.json", b"\xff\xfe", "application/json")).run()
-    assert "bytes.json is not a specviz trace" in app.error[0].value
+    assert "bytes.json is neither a specviz trace nor a study" in app.error[0].value
     assert app.session_state["trace"] is None if "trace" in app.session_state else True
 
 
@@ -50,6 +51,25 @@ def test_loaded_trace_drives_every_page_without_a_model(app):
             (chart,) = app.get("vega_lite_chart")  # the linked view; on Theory, the explorer
             assert list(chart.proto.selection_mode) == ([] if page == "pages/theory.py" else [PICK])
     assert {m.label: m.value for m in app.switch_page("pages/generate.py").run().metric}["tokens"] == "6"
+
+
+def test_loaded_studies_show_on_their_pages_and_download_again(app):
+    trace = make_trace()
+    sweep = Study("gamma sweep", trace, [Variant({"gamma": 2}, trace), Variant({"gamma": 4}, trace)])
+    comparison = Study("comparison", trace, [Variant({}, trace)])
+    app.switch_page("pages/traces.py").run()
+    for name, study in (("sweep.json", sweep), ("comparison.json", comparison)):
+        data = json.dumps(study.to_dict()).encode()
+        app.file_uploader(key="trace_file").set_value((name, data, "application/json")).run()
+        assert not app.exception and not app.error and f"study {name}" in app.success[0].value
+    assert {b.label.split(":")[0] for b in app.get("download_button")} == {
+        "Download the trace (JSON)", "Download the gamma sweep study (JSON)", "Download the comparison study (JSON)"}
+    app.switch_page("pages/speedup.py").run()
+    (chart, *_) = app.get("plotly_chart")
+    measured = [t for t in json.loads(chart.proto.spec)["data"] if t.get("name") == "measured"]
+    assert measured[0]["x"] == [2, 4] and measured[0]["y"] == [1.0, 1.0]
+    app.switch_page("pages/generate.py").run()
+    assert {m.label: m.value for m in app.metric}["measured speedup over the target alone"] == "1.00×"
 
 
 @pytest.fixture

@@ -66,4 +66,4 @@ def test_a_file_that_is_not_a_trace_is_refused(tmp_path, capsys):
     path = tmp_path / "notes.json"
     path.write_text('{"hello": "world"}')
     assert main(["show", str(path)]) == 2
-    assert "not a specviz trace" in capsys.readouterr().err
+    assert "neither a specviz trace nor a study" in capsys.readouterr().err

@@ -8,19 +8,15 @@ from __future__ import annotations
 
 import pandas as pd
 
-from specviz.study import Study
+from specviz.study import Study, label
 
 
 def rows_frame(study: Study) -> pd.DataFrame:
     """One row per run, the baseline first: what varied, then the run's numbers."""
-    return pd.DataFrame([{"run": _label(row.varied), "tokens": row.tokens, "tokens/s": row.tokens_per_s,
+    return pd.DataFrame([{"run": label(row.varied), "tokens": row.tokens, "tokens/s": row.tokens_per_s,
                           "speedup": row.speedup, "α̂": row.alpha, "c": row.c,
                           "tokens / iteration": row.accepted_length, "match": row.match_rate,
                           "wall time (s)": row.wall_time} for row in study.rows()])
-
-
-def _label(varied: dict) -> str:
-    return ", ".join(f"{name} = {value}" for name, value in varied.items()) or "baseline"
 
 
 def grid_frame(study: Study) -> pd.DataFrame:

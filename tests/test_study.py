@@ -1,0 +1,127 @@
+"""Studies: saving and loading, what a bad file gets, the figures rebuilt from a file, and the CLI's sweep and grid."""
+
+from __future__ import annotations
+
+import ast
+import json
+import pickle
+from pathlib import Path
+
+import pytest
+from synthetic import synthetic_trace
+
+from specviz import SpecvizError, charts, trace
+from specviz.cli import main
+from specviz.study import Study, Variant, load_record, load_study, study_from_dict
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def sweep() -> Study:
+    """A baseline and two γ runs made by hand: the speculative ones emit more tokens per second."""
+    base = synthetic_trace(64, gamma=1, alpha=0.0, seed=1)
+    base.wall_time *= 3
+    return Study("gamma sweep", base, [Variant({"gamma": g}, synthetic_trace(64, gamma=g, seed=g)) for g in (2, 4)])
+
+
+def test_a_study_round_trips_and_every_figure_rebuilds_from_the_file(tmp_path):
+    study = sweep()
+    path = tmp_path / "sweep.json"
+    study.save(path)
+    loaded = load_study(path)
+    assert loaded.to_dict() == study.to_dict() and loaded.rows() == study.rows()
+    assert charts.sweep_chart(loaded).to_dict() == charts.sweep_chart(study).to_dict()
+    assert charts.rows_frame(loaded).equals(charts.rows_frame(study))
+    grid = Study("grid", study.baseline, [Variant({"beta": 3, "tau": 1.0}, study.variants[0].trace)])
+    grid.save(path)
+    assert charts.grid_frame(load_study(path)).equals(charts.grid_frame(grid))
+    assert isinstance(load_record(path), Study)
+    study.baseline.save(path)
+    assert load_record(path).to_dict() == study.baseline.to_dict()
+
+
+def test_the_speedup_is_tokens_per_second_over_the_baseline():
+    study = sweep()
+    base = study.baseline.summary().tokens_per_s
+    for row, variant in zip(study.rows()[1:], study.variants):
+        assert row.speedup == pytest.approx(variant.trace.summary().tokens_per_s / base)
+        assert row.speedup == study.speedup(variant.trace) and row.speedup > 1
+    assert study.rows()[0].speedup is None and study.rows()[0].match_rate == 1.0
+
+
+def bad(data: dict, **change) -> dict:
+    return {**json.loads(json.dumps(data)), **change}
+
+
+@pytest.mark.parametrize("change,message", [
+    ({"format": "specviz-trace"}, "not a specviz study"),
+    ({"version": 99}, "unsupported specviz study version 99"),
+    ({"kind": "race"}, "unknown study kind 'race'"),
+    ({"variants": {"gamma": 2}}, "variants must be a list"),
+    ({"variants": [{"varied": {"gamma": [2]}, "trace": {}}]}, "variant 0 needs a 'varied' mapping"),
+    ({"variants": [{"varied": {"gamma": 2}, "trace": {"format": "specviz-trace"}}]}, "unsupported specviz trace"),
+    ({"baseline": None}, "not a specviz trace"),
+], ids=["format", "version", "kind", "variants", "varied", "trace", "baseline"])
+def test_a_bad_study_is_refused_with_a_clear_error(change, message):
+    with pytest.raises(SpecvizError, match=message):
+        study_from_dict(bad(sweep().to_dict(), **change))
+
+
+def test_a_variant_on_another_prompt_is_refused():
+    data = sweep().to_dict()
+    data["variants"][0]["trace"]["prompt"] = "something else"
+    with pytest.raises(SpecvizError, match="variant 0 ran on another prompt"):
+        study_from_dict(data)
+
+
+def test_oversized_pickled_and_broken_files_are_refused(tmp_path, monkeypatch):
+    path = tmp_path / "study.json"
+    sweep().save(path)
+    monkeypatch.setattr(trace, "MAX_BYTES", path.stat().st_size - 1)
+    with pytest.raises(SpecvizError, match="MiB, more than the"):
+        load_study(path)
+    monkeypatch.undo()
+    path.write_bytes(pickle.dumps(sweep()))
+    with pytest.raises(SpecvizError, match="not a specviz study"):
+        load_study(path)
+    path.write_text('{"format": "specviz-study", ')
+    with pytest.raises(SpecvizError, match="not a specviz study"):
+        load_study(path)
+
+
+def test_charts_never_import_the_decoder():
+    """specviz/charts draws records: it may import the records and the theory, never what runs models."""
+    allowed = {"specviz.charts", "specviz.errors", "specviz.settings", "specviz.study", "specviz.theory",
+               "specviz.toy", "specviz.trace", "specviz.tree"}
+    for module in (ROOT / "specviz" / "charts").glob("*.py"):
+        tree = ast.parse(module.read_text())
+        guarded = {id(n) for node in ast.walk(tree) if isinstance(node, ast.If)
+                   and ast.unparse(node.test) == "TYPE_CHECKING" for n in ast.walk(node)}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.module.startswith("specviz") and id(node) not in guarded:
+                names = [f"specviz.{a.name}" for a in node.names] if node.module == "specviz" else [node.module]
+                for name in names:
+                    assert name in allowed or name.startswith("specviz.charts."), (module.name, name)
+
+
+def test_cli_sweep_and_grid_write_studies_show_reads_them(tiny_llama_dirs, tmp_path, capsys):
+    target, drafter = (str(d) for d in tiny_llama_dirs)
+    models = ["--target", target, "--drafter", "model", "--drafter-model", drafter, "--temperature", "0",
+              "--max-new-tokens", "6", "--no-chat", "--threads", "1"]
+    path = tmp_path / "sweep.json"
+    assert main(["sweep", "w1 w2 w3", "--gammas", "3", "1", "--out", str(path), *models]) == 0
+    out = capsys.readouterr().out
+    study = load_study(path)
+    assert study.kind == "gamma sweep" and [v.varied for v in study.variants] == [{"gamma": 1}, {"gamma": 3}]
+    assert all(v.trace.generated_ids == study.baseline.generated_ids for v in study.variants)  # greedy
+    assert "gamma = 3" in out and "speedup" in out and "match 100%" in out
+    grid = tmp_path / "grid.json"
+    assert main(["grid", "w1 w2 w3", "--betas", "1", "--taus", "0.5", "2", "--out", str(grid), *models]) == 0
+    study = load_study(grid)
+    assert study.kind == "grid" and study.baseline.settings.verify == "greedy"
+    assert [v.trace.settings.verify for v in study.variants] == ["spec", "spec"]
+    capsys.readouterr()
+    assert main(["show", str(grid)]) == 0
+    assert "beta = 1, tau = 2.0" in capsys.readouterr().out
+    assert main(["sweep", "w1", "--gammas", "0", "--out", str(path), *models]) == 2
+    assert "--gammas must all be >= 1" in capsys.readouterr().err
