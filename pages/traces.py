@@ -6,7 +6,7 @@ import streamlit as st
 
 from pages.ui import controls, state
 from specviz import SpecvizError, Trace, charts
-from specviz.study import label, record_from_dict
+from specviz.study import record_from_dict
 from specviz.trace import read_json
 
 SHOWN_ON = {"comparison": "Generate", "gamma sweep": "Speedup curves", "grid": "Draft / verify table"}
@@ -37,7 +37,7 @@ if current is not None:
     st.download_button("Download the trace (JSON)", json.dumps(current.to_dict()), file_name="specviz-trace.json",
                        mime="application/json", key="download")
 for study in state.studies():
-    runs = ", ".join(label(row.varied) for row in study.rows())
+    runs = ", ".join(row.name for row in study.rows())
     st.download_button(f"Download the {study.kind} study (JSON): {runs}", json.dumps(study.to_dict()),
                        file_name=f"specviz-{study.kind.replace(' ', '-')}.json", mime="application/json",
                        key=f"download-{study.kind}")

@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import sys
 from dataclasses import replace
+from pathlib import Path
 
 from specviz.bench.command import add_bench_arguments, run_bench
 from specviz.errors import SpecvizError
@@ -124,19 +125,23 @@ def settings_from_args(args: argparse.Namespace) -> DecodeSettings:
 
 def load_models(args: argparse.Namespace):
     """The target and drafter the arguments name, with torch's thread count set first."""
-    import torch
-
     from specviz.drafters import build_drafter
     from specviz.models import EMBEDDED, load_model
+
+    set_threads(args)
+    target = load_model(args.target, device=args.device, dtype=args.dtype,
+                        trust_remote_code=args.trust_remote_code)
+    kind = args.drafter or ("lookup+eagle" if args.target in (None, EMBEDDED) else "ngram")
+    return target, build_drafter(kind, target, args.drafter_model, args.trust_remote_code)
+
+
+def set_threads(args: argparse.Namespace) -> None:
+    import torch
 
     if args.threads is not None:
         if args.threads < 1:
             raise SpecvizError(f"--threads must be >= 1, got {args.threads}")
         torch.set_num_threads(args.threads)
-    target = load_model(args.target, device=args.device, dtype=args.dtype,
-                        trust_remote_code=args.trust_remote_code)
-    kind = args.drafter or ("lookup+eagle" if args.target in (None, EMBEDDED) else "ngram")
-    return target, build_drafter(kind, target, args.drafter_model, args.trust_remote_code)
 
 
 def run_generate(args: argparse.Namespace) -> None:
@@ -181,7 +186,6 @@ def run_grid(args: argparse.Namespace) -> None:
 def run_study(args: argparse.Namespace, sweep, *values) -> None:
     """Run a study's runs one by one, saying each as it ends, then save it and print its table."""
     from specviz.decoder import generate
-    from specviz.study import label
 
     settings = settings_from_args(args)
     target, drafter = load_models(args)
@@ -189,21 +193,33 @@ def run_study(args: argparse.Namespace, sweep, *values) -> None:
     study = None
     for study in sweep(target, drafter, args.prompt, settings, *values, chat=not args.no_chat):
         ran = study.rows()[-1]
-        print(f"ran {label(ran.varied)}: {ran.tokens} tokens, {ran.tokens_per_s:.1f} tokens/s", file=sys.stderr)
+        print(f"ran {ran.name}: {ran.tokens} tokens, {ran.tokens_per_s:.1f} tokens/s", file=sys.stderr)
     study.save(args.out)
     print_study(study)
     print(f"study saved to {args.out}")
 
 
+def add_examples_arguments(parser: argparse.ArgumentParser) -> None:
+    from specviz.examples import FOLDER
+
+    parser.add_argument("--out", default=str(FOLDER), help=f"folder for the files (default {FOLDER})")
+    add_threads_argument(parser)
+
+
+def run_examples(args: argparse.Namespace) -> None:
+    from specviz.examples import build
+
+    set_threads(args)
+    build(Path(args.out))
+
+
 def print_study(study) -> None:
     """One line per run: what varied, tokens/s, speedup, α̂, tokens per iteration, match with the baseline."""
-    from specviz.study import label
-
     print(f"{study.kind}: {study.baseline.target} <- {study.variants[0].trace.drafter if study.variants else 'none'}")
     for row in study.rows():
         speedup = f"{row.speedup:.2f}x" if row.speedup is not None else "1.00x (baseline)"
         alpha = f"{row.alpha:.2f}" if row.alpha is not None else "n/a"
-        print(f"  {label(row.varied):<24} {row.tokens_per_s:6.1f} tokens/s  speedup {speedup:<17} alpha {alpha:<5} "
+        print(f"  {row.name:<24} {row.tokens_per_s:6.1f} tokens/s  speedup {speedup:<17} alpha {alpha:<5} "
               f"{row.accepted_length:.2f} tokens/iteration  match {row.match_rate:.0%}")
 
 
@@ -262,6 +278,8 @@ COMMANDS = [
     ("sweep", "run the target alone, then one run per gamma, and save the study", add_sweep_arguments, run_sweep),
     ("grid", "run the target's greedy output, then Spec-Verification over beta x tau, and save the study",
      add_grid_arguments, run_grid),
+    ("examples", "run the class pack's examples on the embedded model and save them (assets/examples/)",
+     add_examples_arguments, run_examples),
     ("train-drafter", "train an EAGLE-style head or a tiny LM drafter for the target",
      add_train_arguments, run_train),
     ("bench", "time speculative decoding against the baseline and transformers' generate",

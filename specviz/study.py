@@ -36,6 +36,7 @@ class Variant:
 @dataclass
 class Row:
     """One run's headline numbers, derived from its trace (the baseline's row has varied {})."""
+    name: str                  # "baseline", or what varied as "gamma = 4, tau = 1.0"
     varied: dict[str, int | float | str]
     tokens: int
     wall_time: float
@@ -62,8 +63,9 @@ class Study:
 
     def rows(self) -> list[Row]:
         """The baseline's row, then one per variant, in the order they ran."""
-        return [self._row({}, self.baseline, None)] + [
-            self._row(v.varied, v.trace, self.speedup(v.trace)) for v in self.variants]
+        return [self._row("baseline", {}, self.baseline, None)] + [
+            self._row(", ".join(f"{k} = {value}" for k, value in v.varied.items()) or "speculative", v.varied,
+                      v.trace, self.speedup(v.trace)) for v in self.variants]
 
     def measured_alpha_c(self) -> tuple[float | None, float]:
         """α̂ averaged over the variants, and their median c (0 for drafters with no forward pass)."""
@@ -82,15 +84,10 @@ class Study:
     def save(self, path: str | Path) -> None:
         Path(path).write_text(json.dumps(self.to_dict()))
 
-    def _row(self, varied: dict, trace: Trace, speedup: float | None) -> Row:
+    def _row(self, name: str, varied: dict, trace: Trace, speedup: float | None) -> Row:
         s = trace.summary()
-        return Row(dict(varied), s.tokens, s.wall_time, s.tokens_per_s, s.accepted_length, s.alpha, s.c, speedup,
+        return Row(name, dict(varied), s.tokens, s.wall_time, s.tokens_per_s, s.accepted_length, s.alpha, s.c, speedup,
                    token_match_rate(trace.generated_ids, self.baseline.generated_ids), trace.device, trace.threads)
-
-
-def label(varied: dict) -> str:
-    """What a run varied, as "gamma = 4, tau = 1.0"; the baseline varied nothing."""
-    return ", ".join(f"{name} = {value}" for name, value in varied.items()) or "baseline"
 
 
 def token_match_rate(output: list[int], reference: list[int]) -> float:

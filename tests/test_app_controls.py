@@ -32,7 +32,9 @@ def test_controls_change_session_state(app):
     assert state["prompt"] == PROMPTS["Code"]
     app.switch_page("pages/inspector.py").run()
     assert app.slider(key="gamma").value == 7 and app.session_state["verify"] == "spec"
-    assert "No trace yet" in app.info[0].value
+    assert app.subheader[0].value.startswith("Iteration 0")  # the app opens on the first example
+    app.selectbox(key="shown_switch").set_value("live").run()
+    assert "No trace yet" in app.info[0].value and app.slider(key="gamma").value == 7
 
 
 def test_spec_knobs_only_for_spec_verification(app):
@@ -77,6 +79,8 @@ def test_theory_page(app):
 
 def test_shipped_benchmark_shows_without_a_sweep(app):
     app.switch_page("pages/speedup.py").run()
+    (example,) = app.get("plotly_chart")  # the example's γ sweep
+    app.selectbox(key="shown_switch").set_value("live").run()
     assert not app.get("plotly_chart")
     app.checkbox(key="show_shipped_benchmark").check().run()
     assert not app.exception and not app.error

@@ -143,6 +143,7 @@ def test_generate_and_inspector_show_the_tree(tree_trace):
     at = AppTest.from_file(APP, default_timeout=120)
     at.run()
     at.session_state["trace"] = tree_trace
+    at.session_state["shown"] = "live"  # the app opened on an example
     at.switch_page("pages/generate.py").run()
     assert not at.exception
     trees = [c for c in at.get("plotly_chart") if ": the token " in c.proto.spec]

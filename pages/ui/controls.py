@@ -8,6 +8,7 @@ from pages.ui import state
 from specviz import DecodeSettings, SpecvizError
 from specviz.decoder_process import ModelSpec
 from specviz.drafters import DRAFTER_KINDS
+from specviz.examples import PACK
 from specviz.models import EMBEDDED_NAME, HUB_PAIRS
 
 EMBEDDED_PAIR = f"{EMBEDDED_NAME} (embedded, runs on the CPU)"
@@ -65,6 +66,10 @@ def sidebar(page: str) -> None:
             s[key] = s.get(key, value)
         s.sidebar_page = page
     with st.sidebar:
+        st.session_state.shown_switch = state.shown()  # a run or a loaded file may have switched it
+        st.selectbox("Showing", [*(e.name for e in PACK), state.LIVE], format_func=state.title, key="shown_switch",
+                     on_change=lambda: state.show(st.session_state.shown_switch),
+                     help="The shipped examples need no model. Running or loading anything shows your own runs.")
         st.header("Run settings")
         st.selectbox("Model pair (target ← drafter)", PAIRS, key="pair", on_change=_use_pair)
         if st.session_state.pair == CUSTOM_PAIR:

@@ -1,37 +1,79 @@
-"""The session's trace: the last run or a loaded file, shown by every page."""
+"""What every page shows: one of the shipped examples, or the session's own runs and loaded files.
+
+The app opens on the first example, so every page has content before any model loads. The
+session's own trace and studies live beside the examples: switching to an example and back
+loses nothing, and running or loading anything switches to them.
+"""
 
 from __future__ import annotations
 
 import streamlit as st
 
 from specviz import Trace
+from specviz.examples import PACK, example, load_example
 from specviz.study import Study
+
+LIVE = "live"  # the session's own runs and loaded files
+SHARED = ("gamma sweep", "grid")  # kinds an example without its own borrows from the pack's
+
+
+def shown() -> str:
+    """LIVE, or the name of the example the pages show (the first one until the session has a trace)."""
+    if "shown" not in st.session_state:
+        st.session_state.shown = LIVE if st.session_state.get("trace") is not None else PACK[0].name
+    return st.session_state.shown
+
+
+def show(name: str) -> None:
+    st.session_state.shown = name
+    st.session_state.inspect_index = 0
+
+
+def title(name: str) -> str:
+    return "Your runs and loaded files" if name == LIVE else f"Example: {example(name).title}"
+
+
+@st.cache_resource(show_spinner=False)
+def _example(name: str) -> tuple[Trace, dict[str, Study]]:
+    """An example's trace and studies, read once per server (and never changed)."""
+    record = load_example(name)
+    if isinstance(record, Trace):
+        return record, {}
+    fastest = max(record.variants, key=lambda v: record.speedup(v.trace) or 0.0)
+    return fastest.trace, {record.kind: record}
 
 
 def trace() -> Trace | None:
-    return st.session_state.get("trace")
+    return st.session_state.get("trace") if shown() == LIVE else _example(shown())[0]
 
 
 def set_trace(new: Trace, source: str) -> None:
     """Make `new` the trace every page shows; results derived from the old one are dropped."""
     st.session_state.trace = new
     st.session_state.trace_source = source
-    st.session_state.inspect_index = 0
+    show(LIVE)
     st.session_state.setdefault("studies", {}).pop("comparison", None)
     show_caption()
 
 
 def study(kind: str) -> Study | None:
-    """The session's study of this kind: the last one run or loaded."""
-    return st.session_state.get("studies", {}).get(kind)
+    """The study of this kind shown: the session's last one run or loaded, or the example's."""
+    if shown() == LIVE:
+        return st.session_state.get("studies", {}).get(kind)
+    own = _example(shown())[1]
+    if kind in own or kind not in SHARED:
+        return own.get(kind)
+    return next((_example(e.name)[1][kind] for e in PACK if e.study == kind), None)
 
 
 def set_study(new: Study) -> None:
     st.session_state.setdefault("studies", {})[new.kind] = new
+    show(LIVE)
 
 
 def studies() -> list[Study]:
-    return list(st.session_state.get("studies", {}).values())
+    """The studies shown, in the order of their kinds."""
+    return [found for kind in ("comparison", *SHARED) if (found := study(kind)) is not None]
 
 
 def show_caption() -> None:
@@ -46,7 +88,8 @@ def require_trace() -> Trace:
     """The current trace, or stop the page with a pointer to where one comes from."""
     current = trace()
     if current is None or not current.iterations:
-        st.info("No trace yet: run a generation on the **Generate** page or load a file on the **Traces** page.")
+        st.info("No trace yet: run a generation on the **Generate** page, load a file on the **Traces** page, or "
+                "pick an example at the top of the sidebar.")
         st.stop()
     return current
 
@@ -55,7 +98,8 @@ def describe() -> str:
     current = trace()
     if current is None:
         return "no trace yet"
-    return (f"{st.session_state.get('trace_source', 'last run')}: {len(current.iterations)} iterations, "
+    source = st.session_state.get("trace_source", "last run") if shown() == LIVE else f"example {shown()}"
+    return (f"{source}: {len(current.iterations)} iterations, "
             f"{len(current.generated_ids)} tokens, {current.target} ← {current.drafter}")
 
 

@@ -4,7 +4,7 @@ from specviz.charts.explorer import theory_explorer
 from specviz.charts.inspector import acceptance_test, final_bars, pq_bars, residual_bars
 from specviz.charts.linked import linked_view
 from specviz.charts.sizing import sizing_chart
-from specviz.charts.speedup import sweep_chart
+from specviz.charts.speedup import speedup_chart, sweep_chart
 from specviz.charts.study import grid_frame, rows_frame
 from specviz.charts.table import draft_verify_table
 from specviz.charts.text import colored_text, legend
@@ -14,5 +14,5 @@ from specviz.charts.tree import last_committed, node_labels, node_test, rejectio
 
 __all__ = ["acceptance_test", "colored_text", "draft_verify_table", "final_bars", "grid_frame", "last_committed",
            "legend", "linked_view", "node_labels", "node_test", "pq_bars", "rejection_points", "residual_bars",
-           "residual_sequence", "rows_frame", "sizing_chart", "sweep_chart", "theory_explorer", "timeline",
-           "token_tree", "toy_histogram", "toy_split_chart"]
+           "residual_sequence", "rows_frame", "sizing_chart", "speedup_chart", "sweep_chart", "theory_explorer",
+           "timeline", "token_tree", "toy_histogram", "toy_split_chart"]

@@ -14,17 +14,26 @@ BENCH_SYMBOLS = ["square-open", "diamond-open", "triangle-up-open", "x-thin", "c
 
 
 def sweep_chart(study: Study | None, max_gamma: int = 16, benchmark: list[dict] | None = None) -> go.Figure:
-    """Left: a γ sweep's measured speedup per γ and S(γ) = (1 − α^(γ+1)) / ((1 − α)(γc + 1)) from its
-    α̂ and c, with the optimal γ starred. Right: measured tokens per iteration and
-    E(γ) = (1 − α^(γ+1)) / (1 − α). Without a study: the benchmark's points alone."""
-    fig = make_subplots(rows=1, cols=2, subplot_titles=("walltime speedup over the target alone",
-                                                        "tokens per iteration"))
+    """A γ sweep's measured speedup and tokens per iteration per γ, beside the formulas through its
+    α̂ and c (see `speedup_chart`). Without a study: the benchmark's points alone."""
     runs = [r for r in study.rows()[1:] if "gamma" in r.varied] if study is not None else []
     alpha, c = study.measured_alpha_c() if study is not None else (None, 0.0)
-    gamma_of = [r.varied["gamma"] for r in runs]
-    fig.add_scatter(x=gamma_of, y=[r.speedup for r in runs], mode="markers", name="measured",
+    return speedup_chart(alpha, c, max_gamma, [(r.varied["gamma"], r.speedup, r.accepted_length) for r in runs],
+                         benchmark)
+
+
+def speedup_chart(alpha: float | None, c: float, max_gamma: int = 16,
+                  measured: list[tuple[int, float | None, float]] = (),
+                  benchmark: list[dict] | None = None) -> go.Figure:
+    """Left: S(γ) = (1 − α^(γ+1)) / ((1 − α)(γc + 1)) (Leviathan et al., Theorem 3.8) with the optimal
+    γ starred, and measured speedups. Right: E(γ) = (1 − α^(γ+1)) / (1 − α) (eq. 1) and measured
+    tokens per iteration. `measured` holds (γ, speedup, tokens per iteration) points."""
+    fig = make_subplots(rows=1, cols=2, subplot_titles=("walltime speedup over the target alone",
+                                                        "tokens per iteration"))
+    gamma_of = [m[0] for m in measured]
+    fig.add_scatter(x=gamma_of, y=[m[1] for m in measured], mode="markers", name="measured",
                     marker={"size": 14, "color": P_COLOR, "symbol": "circle"}, row=1, col=1)
-    fig.add_scatter(x=gamma_of, y=[r.accepted_length for r in runs], mode="markers",
+    fig.add_scatter(x=gamma_of, y=[m[2] for m in measured], mode="markers",
                     name="measured", showlegend=False, marker={"size": 14, "color": P_COLOR}, row=1, col=2)
     if alpha is not None:
         gammas = list(range(1, max_gamma + 1))

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import pandas as pd
 
-from specviz.study import Study, label
+from specviz.study import Study
 
 
 def rows_frame(study: Study) -> pd.DataFrame:
     """One row per run, the baseline first: what varied, then the run's numbers."""
-    return pd.DataFrame([{"run": label(row.varied), "tokens": row.tokens, "tokens/s": row.tokens_per_s,
+    return pd.DataFrame([{"run": row.name, "tokens": row.tokens, "tokens/s": row.tokens_per_s,
                           "speedup": row.speedup, "α̂": row.alpha, "c": row.c,
                           "tokens / iteration": row.accepted_length, "match": row.match_rate,
                           "wall time (s)": row.wall_time} for row in study.rows()])
