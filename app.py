@@ -12,6 +12,7 @@ st.set_page_config(page_title="specviz: speculative decoding, recorded", page_ic
 
 PAGES = [
     st.Page("pages/generate.py", title="Generate", icon=":material/play_arrow:", default=True),
+    st.Page("pages/lesson.py", title="Lesson", icon=":material/school:"),
     st.Page("pages/inspector.py", title="Iteration inspector", icon=":material/search:"),
     st.Page("pages/table.py", title="Draft / verify table", icon=":material/table_chart:"),
     st.Page("pages/speedup.py", title="Speedup curves", icon=":material/show_chart:"),

@@ -2,6 +2,14 @@
 
 from specviz.charts.explorer import theory_explorer
 from specviz.charts.inspector import acceptance_test, final_bars, pq_bars, residual_bars
+from specviz.charts.lesson import (
+                                   LessonStep,
+                                   default_iteration,
+                                   default_note,
+                                   iteration_label,
+                                   lesson_html,
+                                   lesson_steps,
+)
 from specviz.charts.linked import linked_view
 from specviz.charts.sizing import sizing_chart
 from specviz.charts.speedup import speedup_chart, sweep_chart
@@ -12,7 +20,8 @@ from specviz.charts.theory import toy_histogram, toy_split_chart
 from specviz.charts.timeline import timeline
 from specviz.charts.tree import last_committed, node_labels, node_test, rejection_points, residual_sequence, token_tree
 
-__all__ = ["acceptance_test", "colored_text", "draft_verify_table", "final_bars", "grid_frame", "last_committed",
-           "legend", "linked_view", "node_labels", "node_test", "pq_bars", "rejection_points", "residual_bars",
+__all__ = ["LessonStep", "acceptance_test", "colored_text", "default_iteration", "default_note", "draft_verify_table",
+           "final_bars", "grid_frame", "iteration_label", "last_committed", "legend", "lesson_html", "lesson_steps",
+           "linked_view", "node_labels", "node_test", "pq_bars", "rejection_points", "residual_bars",
            "residual_sequence", "rows_frame", "sizing_chart", "speedup_chart", "sweep_chart", "theory_explorer",
            "timeline", "token_tree", "toy_histogram", "toy_split_chart"]

@@ -1,0 +1,43 @@
+"""Lesson: one iteration of the current trace, one step per screen, in type that reads on a projector."""
+
+import streamlit as st
+
+from pages.ui import controls, state
+from specviz import charts
+
+controls.sidebar(__file__)  # drawn by each page, so a page opened on its own still has it
+st.title("Lesson: one iteration, step by step")
+trace = state.require_trace()
+last_iteration = len(trace.iterations) - 1
+if st.session_state.get("lesson_trace") is not trace:  # a new trace starts at its most instructive iteration
+    st.session_state.lesson_trace = trace
+    st.session_state.lesson_index = charts.default_iteration(trace)
+    st.session_state.lesson_step = 0
+st.session_state.lesson_index = min(st.session_state.lesson_index, last_iteration)
+
+
+def choose() -> None:
+    st.session_state.lesson_index = st.session_state.lesson_pick
+    st.session_state.lesson_step = 0
+
+
+def turn(delta: int) -> None:
+    st.session_state.lesson_step += delta
+
+
+if st.session_state.get("lesson_pick") != st.session_state.lesson_index:
+    st.session_state.lesson_pick = st.session_state.lesson_index  # the widget's state is dropped on a page switch
+st.selectbox("Iteration", range(last_iteration + 1), key="lesson_pick", on_change=choose,
+             format_func=lambda i: charts.iteration_label(trace.iterations[i]))
+st.caption(charts.default_note(trace))
+
+steps = charts.lesson_steps(trace, st.session_state.lesson_index)
+at = min(st.session_state.lesson_step, len(steps) - 1)
+prev, nxt, _ = st.columns([1.2, 1.2, 6])
+prev.button("◀ Prev", on_click=turn, args=(-1,), disabled=at == 0, key="lesson_prev")
+nxt.button("Next ▶", on_click=turn, args=(1,), disabled=at == len(steps) - 1, key="lesson_next")
+step = steps[at]
+st.header(f"Step {at + 1} of {len(steps)}: {step.title}")
+st.html(charts.lesson_html(step))
+if step.figure is not None:
+    st.plotly_chart(step.figure, key=f"lesson_figure_{at}")

@@ -1,0 +1,404 @@
+"""A lesson through one iteration of a trace: seven steps, each an explanation with this
+iteration's own numbers, a question for the class and, where one helps, a picture.
+
+The steps follow Leviathan et al. 2023, Algorithm 1: the drafter proposes γ tokens with q, the
+target scores every position in one pass (p), each position is kept while u ≤ min(1, p/q), the
+first rejected one is replaced by a token drawn from norm(max(0, p − q)), and a fully accepted
+draft earns a bonus token drawn from p; then eq. 1 and Theorem 3.8 for the expected tokens per
+iteration and the walltime improvement. A token tree is followed along its accepted path; the
+children of a node are tried in turn against what each rejection leaves (SpecInfer, Miao et al.
+2024, multi-step speculative sampling). Greedy and Spec-Verification (Xia et al., eq. 8-9) are
+told with their own tests. Everything is read from the trace; nothing is recomputed but the formulas.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+from dataclasses import dataclass, replace
+
+import plotly.graph_objects as go
+
+from specviz import theory
+from specviz.charts.inspector import acceptance_test, final_bars, pq_bars, residual_bars
+from specviz.charts.speedup import speedup_chart
+from specviz.charts.style import show_token
+from specviz.charts.text import token_span
+from specviz.charts.tree import ROOT, last_committed, node_labels, node_test, residual_sequence, token_tree
+from specviz.trace import DraftStep, Iteration, Trace, text_segments
+from specviz.tree import children, is_chain
+
+# Streamlit sizes paragraphs and list items itself: a rule for the lesson's own elements overrides it.
+LESSON_CSS = ("<style>.specviz-lesson p, .specviz-lesson li, .specviz-lesson td, .specviz-lesson th "
+              "{ font-size: 1.6rem; line-height: 1.55; }</style>")
+QUESTION_CSS = ("margin-top: 1.2rem; padding: 0.6rem 1rem; border-left: 8px solid #0072B2; background: #eef5fb; "
+                "font-size: 1.6rem;")
+CONTEXT_CSS = ("font-size: 1.5rem; line-height: 2; padding: 0.4rem 0.8rem; border: 2px solid #cccccc; "
+               "white-space: pre-wrap; word-break: break-word; font-family: ui-monospace, monospace;")
+TABLE_CSS = "border-collapse: collapse; margin: 0.4rem 0;"
+CELL_CSS = "padding: 0.15rem 0.9rem; border-bottom: 1px solid #dddddd; text-align: left;"
+PROMPT_CHARS = 400   # the prompt's tail shown as context
+MAX_ROWS = 12        # table rows before "… and n more"
+
+
+@dataclass(frozen=True)
+class LessonStep:
+    title: str
+    body: str                 # HTML; every token in it is escaped
+    question: str             # plain text
+    figure: go.Figure | None = None
+
+
+def _n(x: float | None) -> str:
+    return "?" if x is None else f"{x:.3f}"
+
+
+def _ms(seconds: float) -> str:
+    return f"{seconds * 1000:.1f} ms"
+
+
+def _tok(token: str) -> str:
+    return f"<b>'{html.escape(show_token(token))}'</b>"
+
+
+def _table(head: list[str], rows: list[list[str]]) -> str:
+    """An HTML table; cells are HTML already. Rows beyond MAX_ROWS are counted, not shown."""
+    def row(cells: list[str], tag: str) -> str:
+        return "<tr>" + "".join(f'<{tag} style="{CELL_CSS}">{c}</{tag}>' for c in cells) + "</tr>"
+
+    more = f"<p>… and {len(rows) - MAX_ROWS} more</p>" if len(rows) > MAX_ROWS else ""
+    return (f'<table style="{TABLE_CSS}">{row(head, "th")}{"".join(row(r, "td") for r in rows[:MAX_ROWS])}'
+            f"</table>{more}")
+
+
+def accepted_path(it: Iteration) -> list[int]:
+    """The accepted nodes, root's child first (parents come before children in `drafts`)."""
+    return [i for i, d in enumerate(it.drafts) if d.verdict == "accepted"]
+
+
+def tested_levels(it: Iteration) -> list[list[int]]:
+    """The nodes tested at each depth of the accepted path, in node order: the root's children, then
+    each accepted node's; the last level holds the rejection that ended the path, if any."""
+    kids, node, levels = children(it.parents), ROOT, []
+    while True:
+        tried = [k for k in kids.get(node, []) if it.drafts[k].verdict != "unverified"]
+        if not tried:
+            return levels
+        levels.append(tried)
+        kept = [k for k in tried if it.drafts[k].verdict == "accepted"]
+        if not kept:
+            return levels
+        node = kept[0]
+
+
+def _first_rejected(it: Iteration) -> DraftStep | None:
+    return next((it.drafts[k] for level in tested_levels(it) for k in level if it.drafts[k].verdict == "rejected"),
+                None)
+
+
+def instructive(it: Iteration) -> bool:
+    """A rejection followed by a correction: every part of Algorithm 1 shows."""
+    return it.final is not None and it.final.kind == "correction" and any(d.verdict == "rejected" for d in it.drafts)
+
+
+def default_iteration(trace: Trace) -> int:
+    """The first instructive iteration, else the first with drafts, else 0."""
+    its = trace.iterations
+    return next((it.index for it in its if instructive(it)), next((it.index for it in its if it.drafted), 0))
+
+
+def default_note(trace: Trace) -> str:
+    """Why the lesson starts where it does (plain text)."""
+    first = default_iteration(trace)
+    if trace.iterations and instructive(trace.iterations[first]):
+        why = "the first with a rejection followed by a correction, the most instructive"
+    elif any(it.drafted for it in trace.iterations):
+        why = "no iteration has a recorded rejection followed by a correction; this is the first with a draft"
+    else:
+        why = "no iteration drafted anything: every one is a plain target step"
+    return f"The lesson starts at iteration {first}: {why}. Pick another iteration here."
+
+
+def iteration_label(it: Iteration) -> str:
+    end = it.final.kind if it.final is not None else "stop"
+    return f"Iteration {it.index}: drafted {it.drafted}, accepted {it.accepted}, then {end}"
+
+
+def _ending(trace: Trace, index: int) -> str:
+    """How the run ended after this iteration ("" when it went on)."""
+    if index != len(trace.iterations) - 1:
+        return ""
+    if len(trace.generated_ids) >= trace.settings.max_new_tokens:
+        return f"the token budget (max_new_tokens = {trace.settings.max_new_tokens}) is reached"
+    if trace.iterations[index].final is None:
+        return "an accepted draft was the end-of-sequence token"
+    return "its last token was the end of sequence, or the run was stopped by hand"
+
+
+def _rule_text(trace: Trace) -> str:
+    s = trace.settings
+    if s.rule == "sampling":
+        return "lossless speculative sampling: keep a draft when u ≤ min(1, p/q) (Leviathan et al., Algorithm 1)"
+    if s.rule == "greedy":
+        why = " (sampling at temperature 0 is greedy)" if s.verify == "sampling" else ""
+        return f"greedy: keep a draft while it equals the target's most likely token{why}"
+    return (f"Spec-Verification: keep a draft in the target's top-β (β = {s.beta}) whose log-probability is "
+            f"within τ = {s.tau:g} of the top-1's (Xia et al.)")
+
+
+def _context(trace: Trace, index: int) -> LessonStep:
+    s, it = trace.settings, trace.iterations[index]
+    before = replace(trace, iterations=trace.iterations[:index])
+    count = sum(len(b.emitted_ids) for b in before.iterations)
+    prompt = trace.prompt if len(trace.prompt) <= PROMPT_CHARS else "…" + trace.prompt[-PROMPT_CHARS:]
+    spans = "".join(token_span(piece, kind) for piece, kind in text_segments(before, include_rejected=False))
+    sampling = f"temperature {s.temperature:g}" + (f", top-k {s.top_k}" if s.top_k else "") + \
+        (f", top-p {s.top_p:g}" if s.top_p < 1 else "")
+    shape = f"γ = {s.gamma}" + (f" (a tree's depth; {s.branches} children per node, budget N = {s.nodes or 'none'})"
+                                 if s.branches > 1 else "")
+    body = (f"<p>Iteration {index} of {len(trace.iterations)} (numbered from 0). Everything before it is committed: "
+            f"the prompt and the {count} tokens of iterations before it.</p>"
+            f'<div style="{CONTEXT_CSS}"><span style="color: #666666;">{html.escape(prompt)}</span>{spans}</div>'
+            f"<p>Target <b>{html.escape(trace.target)}</b>, drafter <b>{html.escape(trace.drafter)}</b>; "
+            f"rule: {html.escape(_rule_text(trace))}; {html.escape(shape)}; {sampling}.</p>"
+            f"<p>This iteration continues from {_tok(last_committed(trace, index))}"
+            + (f" and drafted {it.drafted} tokens.</p>" if it.drafted else ".</p>"))
+    return LessonStep("The context", body, "Before we look: which token would you expect next, and would a much "
+                      "smaller model guess the same?")
+
+
+def _draft(trace: Trace, index: int) -> LessonStep:
+    s, it = trace.settings, trace.iterations[index]
+    title = "The drafter proposes"
+    if not it.drafted:
+        why = ("the run has no drafter: this is plain target decoding" if trace.drafter.startswith("none") else
+               "the drafter proposed nothing this time (or the run starts with one target step)")
+        return LessonStep(title, f"<p>No draft in this iteration: {html.escape(why)}. The target makes one ordinary "
+                          "step and emits one token.</p>", "What would a drafter have to do for this step to emit "
+                          "more than one token?")
+    cost = f"It ran {it.draft_calls} forward pass{'es' * (it.draft_calls != 1)} in {_ms(it.draft_time)}."
+    stop = (f" It stopped after {it.drafted} of γ = {s.gamma}: its most likely next token had probability below "
+            f"{s.draft_confidence:.2f} (the confidence stop)." if it.unsure else "")
+    if not it.drafts:
+        return LessonStep(title, f"<p>The drafter {html.escape(trace.drafter)} proposed {it.drafted} tokens. {cost}"
+                          f"{stop}</p><p>This trace was recorded without per-token records: only the counts are "
+                          "known, not the tokens or their q.</p>", "Why is drafting cheap compared with the target?")
+    how = ("drafted with argmax (the greedy rules); q is recorded at temperature 1 to show the drafter's belief"
+           if s.greedy else "each drawn from the drafter's q, after the same temperature, top-k and top-p as p")
+    names = node_labels(it)
+    rows = [[names[i], _tok(d.token), _n(d.q), "sampled from q" if d.sampled else "picked by rank"]
+            for i, d in enumerate(it.drafts)]
+    picked = sum(not d.sampled for d in it.drafts)
+    if is_chain(it.parents):
+        copied = f" {picked} of them were picked by rank (tested as a one-hot q)." if picked else ""
+        body = (f"<p>The drafter {html.escape(trace.drafter)} proposed {it.drafted} tokens, one after another, "
+                f"{html.escape(how)}.{copied} {cost}{stop}</p>")
+        return LessonStep(title, body + _table(["position", "token", "q(token)", "how"], rows),
+                          "Why can the small drafter afford to write tokens one at a time, when the target cannot?")
+    body = (f"<p>The drafter {html.escape(trace.drafter)} proposed a token tree of {it.drafted} nodes, "
+            f"{max(d.position for d in it.drafts)} deep: each node continues its parent, and a node's children are "
+            f"alternatives for the same position. {it.drafted - picked} nodes were sampled from q; {picked} were "
+            "picked by rank (the drafter's top-k, or a continuation copied from the prompt), which the test treats as "
+            f"a one-hot q. {cost}{stop}</p>")
+    after = [[names[parent] if parent >= 0 else "the root", *row] for parent, row in zip(it.parents, rows)]
+    return LessonStep(title, body + _table(["after", "node", "token", "q(token)", "how"], after),
+                      "Why propose several candidates for one position when only one can be kept?",
+                      token_tree(it, last_committed(trace, index)))
+
+
+def _score(trace: Trace, index: int) -> LessonStep:
+    it = trace.iterations[index]
+    title = "The target scores every position in one pass"
+    times = (f"Verifying took {_ms(it.verify_time)}; drafting took {_ms(it.draft_time)} "
+             f"({it.draft_calls} drafter pass{'es' * (it.draft_calls != 1)}).")
+    if not it.drafted:
+        return LessonStep(title, f"<p>With nothing drafted, the target runs one forward pass and gets p for the next "
+                          f"token only. {times}</p>", "How long would γ such steps take, one after another?")
+    mask = ("with a tree attention mask: each node sees the context and its own ancestors, so its p is exactly what "
+            "feeding its path alone would give" if not is_chain(it.parents) else "with the usual causal mask")
+    body = (f"<p>The target runs <b>ONE</b> forward pass over the context plus all {it.drafted} drafted tokens, "
+            f"{mask}. It returns p at every drafted position, and one more after the last draft (for a bonus). "
+            f"{times}</p>")
+    if not it.drafts:
+        return LessonStep(title, body + "<p>This trace holds no per-token records, so the p values are not known.</p>",
+                          "Why can the target check γ tokens in one pass, when it cannot write them in one?")
+    names = node_labels(it)
+    rows = [[names[i], _tok(d.token), _n(d.q), _n(d.p), "∞" if d.ratio is None else _n(d.ratio)]
+            for i, d in enumerate(it.drafts)]
+    focus = _first_rejected(it) or it.drafts[(accepted_path(it) or [0])[-1]]
+    body += ("<p>p(token) is the target's probability after the node's parent; p/q is the ratio the test used (p′/q "
+             "for a sibling tried after a rejected one, p′ alone for a node picked by rank).</p>")
+    return LessonStep(title, body + _table(["node", "token", "q(token)", "p(token)", "p/q"], rows),
+                      "Why can the target check γ tokens in one pass, when it cannot write them in one?",
+                      pq_bars(focus))
+
+
+def _test_detail(trace: Trace, d: DraftStep) -> str:
+    """The greedy and Spec-Verification tests' numbers, from the recorded top of p."""
+    s, top = trace.settings, d.p_top
+    if d.u is not None or top is None or not top.ids:
+        return ""
+    if s.rule == "greedy":
+        return f"; the target's argmax is {_tok(top.tokens[0])} (p = {_n(top.probs[0])})"
+    rank = f"rank {top.ids.index(d.token_id) + 1}" if d.token_id in top.ids else f"rank &gt; {len(top.ids)}"
+    gap = math.log(top.probs[0] / d.p) if d.p > 0 else math.inf
+    return f"; {rank} in p (β = {s.beta}), log-prob gap to the top-1 {gap:.2f} (τ = {s.tau:g})"
+
+
+def _test(trace: Trace, index: int) -> LessonStep:
+    s, it = trace.settings, trace.iterations[index]
+    title = "Each position's test"
+    questions = {"sampling": "If p(x) ≥ q(x), can the draft be rejected? And if p(x) = 0?",
+                 "greedy": "Can greedy verification ever change the output of the target decoding alone?",
+                 "spec": "What do we give up when β or τ grows?"}
+    levels = tested_levels(it)
+    if not levels:
+        what = ("nothing was drafted" if not it.drafted else "this trace holds no per-token records"
+                if not it.drafts else "no draft was reached before the run stopped")
+        return LessonStep(title, f"<p>Nothing to test in this iteration: {what}.</p>", questions[s.rule])
+    rule = {"sampling": "Draw u ~ U(0, 1) and keep the draft x when u ≤ min(1, p(x)/q(x)): a token the target likes "
+                        "at least as much as the drafter always stays, any other stays with probability p/q.",
+            "greedy": "Keep the draft while it equals the target's most likely token, argmax p.",
+            "spec": f"Keep the draft when it is among the target's top β = {s.beta} tokens and its log-probability "
+                    f"is at most τ = {s.tau:g} below the top-1's."}[s.rule]
+    names, items = node_labels(it), []
+    for level in levels:
+        for k in level:
+            d = it.drafts[k]
+            items.append(f"<li>{names[k]} {_tok(d.token)}: p = {_n(d.p)}, q = {_n(d.q)} → "
+                         f"{html.escape(node_test(it, k))}{_test_detail(trace, d)}</li>")
+    tree = ""
+    if not is_chain(it.parents):
+        tree = (" A node's children are tried in turn; after a rejection the next one is tested against what is "
+                "left, p′ = norm(max(0, p − q)) (SpecInfer)." if s.rule == "sampling" else
+                " All children of a node are checked; the one the target ranks best among those passing is kept.")
+    unreached = sum(d.verdict == "unverified" for d in it.drafts)
+    end = (f"<p>{unreached} drafted token{'s' * (unreached != 1)} never reached a test (after the first rejection, "
+           "under a rejected node, or past the end): their p was computed and thrown away.</p>" if unreached else "")
+    body = (f"<p>{html.escape(rule + tree)} Position by position along the accepted path; the first rejection ends "
+            f"it.</p><ul>{''.join(items)}</ul>{end}")
+    return LessonStep(title, body, questions[s.rule], acceptance_test(it))
+
+
+def _final(trace: Trace, index: int) -> LessonStep:
+    s, it = trace.settings, trace.iterations[index]
+    final = it.final
+    if final is None:
+        body = (f"<p>No token follows the accepted drafts: the run stops here, {html.escape(_ending(trace, index))}. "
+                "Nothing after it is emitted, not even drafts the target accepted.</p>")
+        return LessonStep("The end of the run", body, "Why must nothing follow the end-of-sequence token, even "
+                          "drafts the target accepted?")
+    prob = dict(zip(final.top.ids, final.top.probs)).get(final.token_id) if final.top else None
+    chance = f" (probability {_n(prob)})" if prob is not None else ""
+    picture = final_bars(final) if final.top is not None else None
+    if final.kind == "target":
+        return LessonStep("The target's own token", f"<p>With no draft, the token {_tok(final.token)} comes from the "
+                          f"target's {html.escape(final.sampled_from)}{chance}, as in ordinary decoding.</p>",
+                          "What did this step cost per token, compared with a speculative iteration?", picture)
+    if final.kind == "bonus":
+        body = (f"<p>All {it.accepted} drafts on the path were accepted. The verify pass already computed p after the "
+                f"last one (position γ + 1), so one more token comes free: the bonus {_tok(final.token)}, drawn from "
+                f"{html.escape(final.sampled_from)}{chance}.</p>")
+        return LessonStep("Everything accepted: the bonus token", body, "Why does the bonus token cost no extra target "
+                          "pass?", picture)
+    title = "The first rejection and the correction"
+    nodes = [k for k in (tested_levels(it) or [[]])[-1] if it.drafts[k].verdict == "rejected"]
+    rejected = [it.drafts[k] for k in nodes]
+    if not rejected:
+        return LessonStep(title, f"<p>A draft was rejected and replaced by the correction {_tok(final.token)}. This "
+                          "trace holds no per-token records, so the residual is not known.</p>",
+                          "Why draw the correction from max(0, p − q) and not from p itself?")
+    last = rejected[-1]
+    where = "the first position that failed" if len(rejected) == 1 else \
+        f"{len(rejected)} children of the same node, all rejected in turn"
+    body = f"<p>The path ends at {where}: " + ", ".join(_tok(d.token) for d in rejected) + ".</p>"
+    if s.greedy:
+        body += (f"<p>Under the {s.rule} rule the correction is the target's most likely token there, argmax p = "
+                 f"{_tok(final.token)}{chance}: exactly what the target decoding alone would emit.</p>")
+        return LessonStep(title, body, "Why is argmax p the right correction when verifying greedily?", picture)
+    first = it.drafts[nodes[0]]
+    test = f"{node_labels(it)[nodes[0]]} {_tok(first.token)}: p = {_n(first.p)}, q = {_n(first.q)}, " \
+        f"{html.escape(node_test(it, nodes[0]))}. "
+    if last.residual_mass is None:
+        body += (f"<p>{test}The correction {_tok(final.token)} was drawn from the residual norm(max(0, p − q)); this "
+                 "trace did not record it.</p>")
+    else:
+        masses = "; ".join(f"after {_tok(d.token)}: {_n(d.residual_mass)}" for d in rejected)
+        tops = ", ".join(f"{_tok(t)} {_n(v)}" for t, v in zip(last.residual_top.tokens[:4], last.residual_top.probs))
+        body += (f"<p>{test}The position is not wasted: the target's p is corrected to max(0, p − q), the probability "
+                 "p has beyond q. Before normalising it sums to 1 − Σ min(p, q), the chance of a rejection here "
+                 f"(mass {masses}). Divided by that mass it is a distribution: {tops}.</p>"
+                 f"<p>The correction {_tok(final.token)} is drawn from it{chance}. So every position emits a token "
+                 "distributed exactly as p (Leviathan et al., Algorithm 1; the proof is their Appendix A.1).</p>")
+        picture = residual_bars(last, final) if is_chain(it.parents) else \
+            residual_sequence(it, it.parents[nodes[-1]])
+    return LessonStep(title, body, "Why draw the correction from max(0, p − q) and not from p itself?", picture)
+
+
+def _emitted(trace: Trace, index: int) -> LessonStep:
+    it = trace.iterations[index]
+    kept = [(it.drafts[k].token, "accepted") for k in accepted_path(it)] if it.drafts else \
+        [(str(i), "accepted") for i in it.emitted_ids[: it.accepted]]
+    pieces = kept + ([(it.final.token, it.final.kind)] if it.final is not None else [])
+    spans = "".join(token_span(piece, kind) for piece, kind in pieces)
+    n = len(it.emitted_ids)
+    total = it.draft_time + it.verify_time + it.sample_time
+    wasted = it.drafted - it.accepted
+    parts = [f"{it.accepted} accepted draft{'s' * (it.accepted != 1)}"] if it.drafted else []
+    if it.final is not None:
+        parts.append(f"1 {it.final.kind} token")
+    thrown = f" {wasted} drafted token{'s' * (wasted != 1)} thrown away." if it.drafted else ""
+    body = (f'<div style="{CONTEXT_CSS}">{spans or "&nbsp;"}</div>'
+            f"<p>{n} token{'s' * (n != 1)} from one target pass ({' + '.join(parts)}); a plain target step emits 1."
+            f"{thrown}</p>"
+            f"<p>Cost: draft {_ms(it.draft_time)} + verify {_ms(it.verify_time)} + sample {_ms(it.sample_time)} = "
+            f"{_ms(total)}, so {_ms(total / max(n, 1))} per token, against about one verify pass per token for the "
+            "target alone (a pass over γ + 1 tokens costs more than over one: little on a GPU, noticeably on a "
+            "CPU).</p>")
+    ending = _ending(trace, index)
+    if ending:
+        body += f"<p>The run ends after this iteration: {html.escape(ending)}.</p>"
+    picture = token_tree(it, last_committed(trace, index)) if it.drafts else None
+    return LessonStep("What was emitted, and what it cost", body, "When does an iteration cost more than it saves?",
+                      picture)
+
+
+def _speedup(trace: Trace) -> LessonStep:
+    s, summary = trace.settings, trace.summary()
+    title = "The expected speedup"
+    question = "What happens to the best γ when the drafter gets cheaper (c → 0), or when α̂ drops?"
+    alpha, gamma = summary.alpha, s.gamma
+    if alpha is None:
+        return LessonStep(title, "<p>No draft position was tested in this trace, so the acceptance rate α̂ is "
+                          "undefined and the formulas have nothing to predict: run with a drafter.</p>"
+                          "<p>E = (1 − α^(γ+1)) / (1 − α) tokens per iteration (Leviathan et al., eq. 1); "
+                          "S = E / (γc + 1) (Theorem 3.8).</p>", question)
+    c = summary.c if summary.c is not None else 0.0
+    c_text = (f"c = {_n(c)} (one drafter pass / one verify pass, measured)" if summary.c is not None else
+              "c = 0: the drafter made no forward pass (e.g. prompt lookup), so drafting is taken as free")
+    e, speed = theory.expected_tokens(alpha, gamma), theory.walltime_improvement(alpha, gamma, c)
+    best = theory.optimal_gamma(alpha, c)
+    e_text = (f"α̂ = 1, so E = γ + 1 = {e:.2f}" if alpha == 1 else
+              f"E = (1 − {alpha:.3f}<sup>{gamma + 1}</sup>) / (1 − {alpha:.3f}) = {e:.2f}")
+    tree = ("<p>This run drafted token trees: γ is the depth, and the formula counts a chain of γ drafts; a tree "
+            "raises the acceptance per depth at the price of a larger verify pass.</p>" if s.branches > 1 else "")
+    body = (f"<p>Over the whole trace α̂ = {alpha:.3f} (accepted / tested draft positions) and {html.escape(c_text)}."
+            f"</p><p>Expected tokens per iteration (Leviathan et al., eq. 1): {e_text}; measured "
+            f"{summary.accepted_length:.2f}.</p>"
+            f"<p>Expected walltime improvement (Theorem 3.8): S = E / (γc + 1) = {e:.2f} / ({gamma} × {c:.3f} + 1) = "
+            f"{speed:.2f}×.</p><p>The optimal γ = {best} maximises S: "
+            f"{theory.walltime_improvement(alpha, best, c):.2f}× at α̂ = {alpha:.3f}, c = {c:.3f}.</p>{tree}")
+    return LessonStep(title, body, question, speedup_chart(alpha, c, max_gamma=max(16, best)))
+
+
+def lesson_steps(trace: Trace, index: int) -> list[LessonStep]:
+    """The seven steps for iteration `index`: context, draft, one-pass scoring, the tests, the
+    correction (or bonus, or end), what was emitted and its cost, and the expected speedup."""
+    return [_context(trace, index), _draft(trace, index), _score(trace, index), _test(trace, index),
+            _final(trace, index), _emitted(trace, index), _speedup(trace)]
+
+
+def lesson_html(step: LessonStep) -> str:
+    """A step's explanation and question in type that reads on a projector."""
+    return (f'<div class="specviz-lesson">{step.body}<div style="{QUESTION_CSS}"><b>Question for the class:</b> '
+            f"{html.escape(step.question)}</div></div>{LESSON_CSS}")

@@ -1,0 +1,189 @@
+"""The Lesson: its steps built from hand-made traces (pure), and the page that walks through them (AppTest)."""
+
+from __future__ import annotations
+
+import html
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+from synthetic import synthetic_trace, synthetic_tree_trace
+from test_charts import make_trace
+
+from specviz import DecodeSettings, Trace, charts, theory
+from specviz.charts.lesson import instructive
+from specviz.trace import DraftStep
+
+APP = str(Path(__file__).resolve().parent.parent / "app.py")
+STEPS = 7
+CONTEXT, DRAFT, SCORE, TEST, FINAL, EMITTED, SPEEDUP = range(STEPS)
+
+
+def _rejected_first(trace: Trace) -> DraftStep:
+    it = trace.iterations[charts.default_iteration(trace)]
+    return next(d for d in it.drafts if d.verdict == "rejected")
+
+
+@pytest.mark.parametrize("make", [synthetic_trace, synthetic_tree_trace, make_trace])
+def test_every_iteration_has_seven_steps_with_a_question(make):
+    trace = make()
+    for it in trace.iterations[:20]:
+        steps = charts.lesson_steps(trace, it.index)
+        assert len(steps) == STEPS
+        assert all(s.title and s.question.endswith("?") for s in steps)
+        assert all(html.escape(s.question) in charts.lesson_html(s) for s in steps)
+
+
+def test_chain_rejection_shows_its_numbers():
+    trace = synthetic_trace()
+    index = charts.default_iteration(trace)
+    it = trace.iterations[index]
+    assert it.final.kind == "correction" and all(not instructive(b) for b in trace.iterations[:index])
+    first = _rejected_first(trace)
+    steps = charts.lesson_steps(trace, index)
+    for number in (first.p, first.q, first.u):
+        assert f"{number:.3f}" in steps[TEST].body and f"{number:.3f}" in steps[FINAL].body
+    assert f"iteration {index}" in charts.default_note(trace)
+    assert "did not record" in steps[FINAL].body  # this trace keeps no residual
+
+
+def test_tree_rejections_residuals_and_correction():
+    trace = synthetic_tree_trace()
+    assert charts.default_iteration(trace) == 0
+    steps = charts.lesson_steps(trace, 0)
+    assert "0.100" in steps[TEST].body and "0.500" in steps[TEST].body and "0.630" in steps[TEST].body  # ' the'
+    assert "p′" in steps[TEST].body and "SpecInfer" in steps[TEST].body
+    assert "3 drafted tokens never reached a test" in steps[TEST].body
+    final = steps[FINAL]
+    assert "after <b>'␣big'</b>: 0.500" in final.body and "after <b>'␣small'</b>: 1.000" in final.body  # masses
+    assert "'␣red'</b> is drawn from it (probability 0.800)" in final.body
+    assert "tried in turn" in final.figure.layout.title.text  # the residual sequence under ' a'
+    assert "token tree of 7 nodes" in steps[DRAFT].body and steps[DRAFT].figure is not None
+    assert "ONE</b> forward pass" in steps[SCORE].body and "70.0 ms" in steps[SCORE].body
+    assert "2 tokens from one target pass" in steps[EMITTED].body
+
+
+def test_all_accepted_gets_the_bonus_token():
+    trace = synthetic_tree_trace()
+    final = charts.lesson_steps(trace, 1)[FINAL]
+    assert "bonus" in final.title and "'␣on'</b>" in final.body and "0.900" in final.body
+    assert final.figure.layout.title.text.startswith("Bonus token")
+
+
+def test_speedup_step_matches_theory():
+    for trace in (synthetic_trace(), synthetic_tree_trace()):
+        summary = trace.summary()
+        best = theory.optimal_gamma(summary.alpha, summary.c)
+        body = charts.lesson_steps(trace, 0)[SPEEDUP].body
+        assert f"α̂ = {summary.alpha:.3f}" in body and f"optimal γ = {best} " in body
+        assert f"{theory.walltime_improvement(summary.alpha, trace.settings.gamma, summary.c):.2f}×" in body
+
+
+def _rule(trace: Trace, verify: str) -> Trace:
+    """The trace as if verified by `verify` (no u); the verdicts stay as recorded."""
+    for it in trace.iterations:
+        for d in it.drafts:
+            d.u, d.rule = None, verify
+        if it.final is not None and it.final.kind != "target":
+            it.final.sampled_from = "argmax p"
+    return replace(trace, settings=DecodeSettings(gamma=3, verify=verify, beta=2, tau=1.5))
+
+
+def test_greedy_and_spec_rules_say_their_tests():
+    greedy = charts.lesson_steps(_rule(make_trace(), "greedy"), 1)
+    assert "argmax is <b>'t7'</b> (p = 0.600)" in greedy[TEST].body  # at the rejected 't4'
+    assert "argmax p = <b>'t7'</b>" in greedy[FINAL].body
+    spec = charts.lesson_steps(_rule(make_trace(), "spec"), 1)
+    assert "rank 2 in p (β = 2)" in spec[TEST].body and "(τ = 1.5)" in spec[TEST].body
+    assert "top-β (β = 2)" in spec[CONTEXT].body
+
+
+def test_target_steps_and_no_drafter():
+    trace = make_trace()
+    steps = charts.lesson_steps(trace, 0)  # iteration 0 is a plain target step
+    assert "No draft" in steps[DRAFT].body and "Nothing to test" in steps[TEST].body
+    assert "target's own token" in steps[FINAL].title
+    plain = Trace("prompt", [0], "target", "none (baseline)", DecodeSettings(), iterations=[trace.iterations[0]],
+                  generated_ids=[1], wall_time=0.1)
+    steps = charts.lesson_steps(plain, 0)
+    assert "no drafter" in steps[DRAFT].body
+    assert "undefined" in steps[SPEEDUP].body and steps[SPEEDUP].figure is None
+    assert charts.default_iteration(plain) == 0 and "plain target step" in charts.default_note(plain)
+
+
+def test_unrecorded_drafts_eos_and_a_free_drafter():
+    trace = make_trace()
+    trace.iterations[1].drafts = []     # recorded without per-token records
+    trace.iterations[2].final = None    # an accepted draft was EOS
+    for it in trace.iterations:
+        it.draft_calls = 0              # prompt lookup: no drafter forward pass
+    unrecorded = charts.lesson_steps(trace, 1)
+    assert "without per-token records" in unrecorded[DRAFT].body
+    assert "no per-token records" in unrecorded[FINAL].body
+    last = charts.lesson_steps(trace, 2)
+    assert "end-of-sequence" in last[FINAL].body and last[FINAL].figure is None
+    assert "c = 0: the drafter made no forward pass" in last[SPEEDUP].body
+    summary = trace.summary()
+    assert f"optimal γ = {theory.optimal_gamma(summary.alpha, 0.0)} " in last[SPEEDUP].body
+
+
+def test_tokens_are_escaped():
+    trace = make_trace()
+    trace.iterations[1].drafts[1].token = "<b>&"
+    steps = charts.lesson_steps(trace, 1)
+    assert all("<b>&" not in s.body for s in steps)
+    assert "&lt;b&gt;&amp;" in steps[TEST].body
+
+
+@pytest.fixture
+def app() -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.run()
+    return at
+
+
+def _title(at: AppTest) -> str:
+    return at.header[0].value
+
+
+def test_page_walks_through_the_steps(app):
+    app.session_state["trace"] = synthetic_tree_trace()
+    app.session_state["shown"] = "live"  # the app opened on an example
+    app.switch_page("pages/lesson.py").run()
+    assert not app.exception
+    titles = [_title(app)]
+    assert titles[0].startswith("Step 1 of 7")
+    assert app.button(key="lesson_prev").disabled and not app.button(key="lesson_next").disabled
+    for _ in range(STEPS - 1):
+        app.button(key="lesson_next").click().run()
+        assert not app.exception
+        titles.append(_title(app))
+    assert len(set(titles)) == STEPS and titles[-1].startswith("Step 7 of 7")
+    assert app.button(key="lesson_next").disabled and not app.button(key="lesson_prev").disabled
+    assert app.get("plotly_chart")  # the speedup curves
+    for _ in range(STEPS - 1):
+        app.button(key="lesson_prev").click().run()
+        assert not app.exception
+    assert _title(app) == titles[0] and app.button(key="lesson_prev").disabled
+    assert any("Question for the class" in h.proto.body for h in app.get("html"))
+
+
+def test_page_starts_at_the_instructive_iteration_and_a_new_one_restarts(app):
+    app.session_state["trace"] = make_trace()
+    app.session_state["shown"] = "live"  # the app opened on an example
+    app.switch_page("pages/lesson.py").run()
+    assert app.selectbox(key="lesson_pick").value == 1  # iteration 0 is a target step; 1 has the correction
+    assert any("starts at iteration 1" in c.value for c in app.main.caption)
+    app.button(key="lesson_next").click().run()
+    app.button(key="lesson_next").click().run()
+    assert _title(app).startswith("Step 3 of 7")
+    app.selectbox(key="lesson_pick").set_value(2).run()
+    assert not app.exception and _title(app).startswith("Step 1 of 7")
+    assert "Iteration 2 of 3" in next(h.proto.body for h in app.get("html") if "specviz-lesson" in h.proto.body)
+
+
+def test_page_without_a_trace(app):
+    app.selectbox(key="shown_switch").set_value("live").run()
+    app.switch_page("pages/lesson.py").run()
+    assert not app.exception and "No trace yet" in app.info[0].value
