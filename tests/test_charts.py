@@ -97,6 +97,15 @@ def test_acceptance_test_colours_by_verdict_and_draws_u(trace):
     assert list(u.x) == pytest.approx([0.2, 0.9, 0.5])
 
 
+def test_acceptance_verdicts_sit_right_of_the_plot_with_marks_beyond_hue(trace):
+    fig = charts.acceptance_test(trace.iterations[1])
+    notes = fig.layout.annotations
+    assert [(n.xref, n.x, n.xanchor) for n in notes] == [("paper", 1, "left")] * 3  # past every bar and u
+    assert [n.y for n in notes] == list(fig.data[0].y)
+    assert ["✓" in notes[0].text, "✗" in notes[1].text and "<s>" in notes[1].text, "·" in notes[2].text] == [True] * 3
+    assert fig.data[0].text is None  # nothing written inside a bar, however narrow
+
+
 def test_residual_before_and_after_normalising(trace):
     it = trace.iterations[1]
     before, after = charts.residual_bars(it.drafts[1], it.final).data
