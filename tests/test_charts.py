@@ -130,6 +130,21 @@ def test_draft_verify_table_rows(trace):
     assert [c.state for c in relaxed] == ["kept", "kept", "kept", "bonus"]
 
 
+@pytest.mark.parametrize("after", [[], ["unverified"]], ids=["eos-last", "drafts-after-eos"])
+def test_nothing_follows_an_accepted_end_of_sequence(trace, after):
+    """EOS (t1) accepted inside the draft: the run ends there, with no final token; no bifurcation, no bonus."""
+    eos = step(2, 1, 0.5, 0.5, 0.1, "accepted", top([1, 5], [0.5, 0.2]))
+    drafts = [step(1, 3, 0.6, 0.5, 0.2, "accepted", top([3, 5], [0.6, 0.2])), eos]
+    drafts += [step(3, 5, 0.3, 0.4, 0.5, verdict, top([5, 6], [0.4, 0.3])) for verdict in after]
+    it = Iteration(3, len(drafts), 2, [3, 1], drafts=drafts)
+    for passed in (None, [True] * len(drafts)):
+        assert [c.state for c in iteration_cells(it, passed)] == ["kept", "kept"]
+    trace.iterations.append(it)
+    html = charts.draft_verify_table(trace, limit=None)
+    last = html[html.index("it. 3"):]
+    assert "★" not in last and "outline" not in last and "line-through" not in last
+
+
 def test_reverify_applies_beta_and_tau(trace):
     rejected = trace.iterations[1].drafts[1]  # rank 1 in p, gap log(0.6 / 0.1) ≈ 1.79
     assert not spec_test(rejected, beta=1, tau=10) and not spec_test(rejected, beta=2, tau=1.0)
