@@ -42,7 +42,8 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
                         help="target model: hub id or local directory (default: the embedded SmolLM2-135M-Instruct)")
     parser.add_argument("--drafter", default=None, choices=DRAFTER_KINDS,
                         help="drafter kind (default: lookup+eagle, prompt lookup's copy and the trained EAGLE head's "
-                             "guesses in one token tree, with the embedded target; else ngram)")
+                             "guesses in one token tree, with the embedded target when the head's weights are "
+                             "installed; else ngram)")
     parser.add_argument("--drafter-model", default=None,
                         help="draft LM for --drafter model: hub id or directory; for eagle / tiny: a weights file")
     parser.add_argument("--device", default=None, help="cuda, cuda:1, cpu ... (default: cuda when available)")
@@ -53,8 +54,10 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
 
 def add_decode_arguments(parser: argparse.ArgumentParser) -> None:
     d = DecodeSettings()
-    parser.add_argument("--gamma", type=int, default=d.gamma,
-                        help=f"tokens drafted per iteration, 1-64: a token tree's depth (default {d.gamma})")
+    parser.add_argument("--gamma", type=int, default=None,
+                        help="tokens drafted per iteration, 1-64: a token tree's depth (default: the fastest chain "
+                             "predicted for the pair on this machine and thread count once their tree sizing is "
+                             f"cached, e.g. by a run with --auto-size; {d.gamma} before that)")
     parser.add_argument("--branches", type=int, default=d.branches,
                         help=f"token tree: children per expanded node, the drafter's top-k (default {d.branches}: "
                              "a chain)")
@@ -86,8 +89,10 @@ def add_decode_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def settings_from_args(args: argparse.Namespace) -> DecodeSettings:
+    """The run's settings; with no --gamma, DecodeSettings' own until `run_generate` knows the pair."""
+    gamma = DecodeSettings.gamma if args.gamma is None else args.gamma
     return DecodeSettings(
-        gamma=args.gamma, verify=args.verify, temperature=args.temperature, top_k=args.top_k,
+        gamma=gamma, verify=args.verify, temperature=args.temperature, top_k=args.top_k,
         top_p=args.top_p, beta=args.beta, tau=args.tau, seed=args.seed,
         max_new_tokens=args.max_new_tokens, record_top_k=args.record_top_k,
         first_target=args.first_target, target_latency_ms=args.target_latency_ms,
@@ -99,8 +104,9 @@ def run_generate(args: argparse.Namespace) -> None:
     import torch
 
     from specviz.decoder import generate
-    from specviz.drafters import build_drafter
-    from specviz.models import EMBEDDED, load_model
+    from specviz.drafters import build_drafter, default_drafter
+    from specviz.models import load_model
+    from specviz.tree_size import measured_gamma
 
     settings = settings_from_args(args)
     if args.threads is not None:
@@ -109,8 +115,10 @@ def run_generate(args: argparse.Namespace) -> None:
         torch.set_num_threads(args.threads)
     target = load_model(args.target, device=args.device, dtype=args.dtype,
                         trust_remote_code=args.trust_remote_code)
-    kind = args.drafter or ("lookup+eagle" if args.target in (None, EMBEDDED) else "ngram")
+    kind = args.drafter or default_drafter(args.target)
     drafter = build_drafter(kind, target, args.drafter_model, args.trust_remote_code)
+    if args.gamma is None:
+        settings = replace(settings, gamma=measured_gamma(target, drafter) or settings.gamma)
     if args.compare_baseline:  # warm up so neither timed run pays the first-call costs
         generate(target, drafter, args.prompt, replace(settings, max_new_tokens=4), chat=not args.no_chat)
     trace = generate(target, drafter, args.prompt, settings, chat=not args.no_chat)

@@ -38,12 +38,19 @@ from specviz.errors import SpecvizError
 
 @dataclass(frozen=True)
 class ModelSpec:
-    """The models of a request: the target (None = the embedded one), the drafter kind and the
-    drafter's weights file or draft LM (None = the kind's default)."""
+    """The models of a request: the target (None = the embedded one), the drafter kind (None = the
+    target's default, `drafters.default_drafter`) and the drafter's weights file or draft LM (None =
+    the kind's default)."""
 
     target: str | None = None
-    drafter: str = "lookup+eagle"
+    drafter: str | None = None
     draft_model: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.drafter is None:
+            from specviz.drafters import default_drafter
+
+            object.__setattr__(self, "drafter", default_drafter(self.target))
 
 
 @dataclass(frozen=True)

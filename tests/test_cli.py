@@ -6,8 +6,13 @@ import subprocess
 import sys
 
 import pytest
+from test_tree_size import CPU_CURVE, cost, flat, write_sizing
 
+from specviz import load_model, load_trace
 from specviz.cli import main
+from specviz.decoder_process import ModelSpec
+from specviz.drafters import default_drafter, drafter_name, eagle
+from specviz.verify_cost import Setup
 
 PROMPT = "Repeat exactly: the red fox, the red fox, the red fox."
 
@@ -67,3 +72,27 @@ def test_a_file_that_is_not_a_trace_is_refused(tmp_path, capsys):
     path.write_text('{"hello": "world"}')
     assert main(["show", str(path)]) == 2
     assert "not a specviz trace" in capsys.readouterr().err
+
+
+def test_without_the_eagle_weights_the_default_drafter_is_prompt_lookup(embedded, tmp_path, monkeypatch):
+    assert default_drafter() == "lookup+eagle" and ModelSpec().drafter == "lookup+eagle"
+    assert default_drafter("some-org/some-model") == ModelSpec("some-org/some-model").drafter == "ngram"
+    monkeypatch.setattr(eagle, "DEFAULT_WEIGHTS", tmp_path / "missing.safetensors")
+    assert default_drafter() == ModelSpec().drafter == "ngram"
+    path = tmp_path / "out.json"
+    assert main(["generate", PROMPT, "--max-new-tokens", "2", "--trace", str(path)]) == 0
+    assert load_trace(path).drafter == drafter_name("ngram")
+
+
+def test_the_default_gamma_is_the_chain_measured_for_the_pair(tiny_llama_dirs, tmp_path, monkeypatch):
+    monkeypatch.setenv("SPECVIZ_CACHE", str(tmp_path / "cache"))
+    target, path = str(tiny_llama_dirs[0]), tmp_path / "out.json"
+    argv = ["generate", "w1 w2 w3 w1 w2", "--target", target, "--max-new-tokens", "2", "--trace", str(path)]
+
+    def gamma(*extra: str) -> int:
+        assert main(argv + list(extra)) == 0
+        return load_trace(path).settings.gamma
+
+    assert gamma() == 4                                   # nothing measured yet
+    write_sizing(Setup.of(load_model(target)), drafter_name("ngram"), flat([0.8, 0.1, 0.05, 0.0]), cost(CPU_CURVE))
+    assert gamma() == 5 and gamma("--gamma", "3") == 3
