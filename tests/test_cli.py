@@ -61,6 +61,18 @@ def test_bad_input_gives_one_line_error(embedded, capsys, argv, message):
     assert last.startswith("error: ") and message in last
 
 
+@pytest.mark.parametrize("kind", ["tiny", "eagle", "lookup+eagle"])
+def test_bad_drafter_weights_give_one_line_errors(embedded, tmp_path, capsys, kind):
+    text = tmp_path / "passwd"
+    text.write_text("root:x:0:0:root:/root:/bin/bash\n")
+    for path, message in [(tmp_path / "missing.safetensors", "not found"), (tmp_path, "is a directory"),
+                          (text, "is not a .safetensors weights file")]:
+        assert main(["generate", PROMPT, "--drafter", kind, "--drafter-model", str(path), "--max-new-tokens", "2"]) == 2
+        last = capsys.readouterr().err.strip().splitlines()[-1]
+        assert last.startswith("error: ") and str(path) in last and message in last
+        assert f"for the {kind.removeprefix('lookup+')} drafter" in last
+
+
 def test_mismatched_vocabularies_are_refused(embedded, tiny_llama_dirs, capsys):
     assert main(["generate", PROMPT, "--drafter", "model", "--drafter-model", str(tiny_llama_dirs[1])]) == 2
     err = capsys.readouterr().err
