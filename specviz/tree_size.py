@@ -24,6 +24,7 @@ from specviz import verify_cost
 from specviz.decoder import generate
 from specviz.device import pick_device, pick_dtype
 from specviz.drafters.base import Drafter
+from specviz.limits import NO_LIMITS
 from specviz.models import EMBEDDED_NAME, LoadedModel
 from specviz.settings import DecodeSettings
 from specviz.trace import Trace
@@ -119,7 +120,7 @@ def calibrate(target: LoadedModel, drafter: Drafter, tokens: int = 48) -> Accept
     if path.is_file():
         return Acceptance(**json.loads(path.read_text()))
     settings = DecodeSettings(gamma=max(DEPTHS), temperature=0.0, max_new_tokens=tokens)
-    acc = acceptance([generate(target, drafter, prompt, settings) for prompt in CALIBRATION])
+    acc = acceptance([generate(target, drafter, prompt, settings, limits=NO_LIMITS) for prompt in CALIBRATION])
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(asdict(acc)))
     return acc

@@ -77,6 +77,15 @@ def test_the_embedded_pair_starts_with_the_librarys_drafter_and_measured_gamma(t
     assert at.slider(key="gamma").value == 5 and "γ = 5" in at.slider(key="gamma").help
 
 
+def test_the_max_new_tokens_slider_keeps_to_the_hosts_limit(monkeypatch):
+    monkeypatch.setenv("SPECVIZ_MAX_NEW_TOKENS", "32")
+    monkeypatch.setenv("SPECVIZ_MAX_PROMPT_TOKENS", "500")
+    at = AppTest.from_file(APP, default_timeout=120).run()
+    slider = at.slider(key="max_new_tokens")
+    assert (slider.max, slider.value) == (32, 32) and "at most 32" in slider.help
+    assert "at most 500 tokens" in at.text_area(key="prompt").help
+
+
 def test_custom_pair_without_target_says_so(app):
     app.selectbox(key="pair").set_value(app.selectbox(key="pair").options[-1]).run()
     app.button(key="generate").click().run()

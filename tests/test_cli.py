@@ -51,6 +51,8 @@ BAD = [
     (["generate", PROMPT, "--target", "./no/such/dir"], "model directory not found"),
     (["generate", PROMPT, "--target", "no-such-org/no-such-model"], "cannot load model 'no-such-org/no-such-model'"),
     (["generate", PROMPT, "--drafter", "model"], "needs a draft model"),
+    (["generate", "word " * 9000, "--max-new-tokens", "8"], "need 9039 positions, but SmolLM2-135M-Instruct has a "
+                                                               "context of 8192"),
 ]
 
 
@@ -71,6 +73,29 @@ def test_bad_drafter_weights_give_one_line_errors(embedded, tmp_path, capsys, ki
         last = capsys.readouterr().err.strip().splitlines()[-1]
         assert last.startswith("error: ") and str(path) in last and message in last
         assert f"for the {kind.removeprefix('lookup+')} drafter" in last
+
+
+@pytest.mark.parametrize("env,argv,message", [
+    ({"SPECVIZ_MAX_NEW_TOKENS": "many"}, [], "SPECVIZ_MAX_NEW_TOKENS must be a whole number >= 1, got 'many'"),
+    ({"SPECVIZ_MAX_PROMPT_TOKENS": "5"}, [], "this host accepts at most 5 (SPECVIZ_MAX_PROMPT_TOKENS)"),
+    ({"SPECVIZ_MAX_NEW_TOKENS": "8"}, ["--max-new-tokens", "9"], "this host allows at most 8 (SPECVIZ_MAX_NEW_TOKENS)"),
+], ids=["malformed", "prompt", "new-tokens"])
+def test_host_limits_give_one_line_errors(tiny_llama_dirs, capsys, monkeypatch, env, argv, message):
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    assert main(["generate", "w1 w2 w3 w1 w2 w3", "--target", str(tiny_llama_dirs[0]), *argv]) == 2
+    last = capsys.readouterr().err.strip().splitlines()[-1]
+    assert last.startswith("error: ") and message in last
+
+
+def test_the_run_time_limit_is_reported(tiny_llama_dirs, tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("SPECVIZ_MAX_RUN_SECONDS", "1e-9")
+    path = tmp_path / "out.json"
+    assert main(["generate", "w1 w2 w3 w1 w2", "--target", str(tiny_llama_dirs[0]), "--max-new-tokens", "12",
+                 "--temperature", "0", "--trace", str(path)]) == 0
+    assert "stopped early by the host's run-time limit of 1e-09 s (SPECVIZ_MAX_RUN_SECONDS)" in capsys.readouterr().out
+    assert len(load_trace(path).iterations) == 1 and main(["show", str(path)]) == 0
+    assert "stopped early" in capsys.readouterr().out
 
 
 def test_mismatched_vocabularies_are_refused(embedded, tiny_llama_dirs, capsys):

@@ -9,6 +9,7 @@ from specviz import DecodeSettings, SpecvizError
 from specviz.decoder_process import ModelSpec
 from specviz.device import decoder_threads
 from specviz.drafters import DRAFTER_KINDS, default_drafter
+from specviz.limits import host_limits
 from specviz.models import EMBEDDED_NAME, HUB_PAIRS
 from specviz.tree_size import default_gamma
 
@@ -27,6 +28,7 @@ PROMPTS = {
 }
 
 RULES = {"sampling": "lossless sampling", "greedy": "greedy (argmax match)", "spec": "Spec-Verification (β, τ)"}
+MAX_NEW_TOKENS = 256   # the slider's top where the host sets no lower limit
 
 DEFAULTS = {
     "pair": EMBEDDED_PAIR, "custom_target": "", "custom_drafter": "", "gamma": DecodeSettings.gamma,
@@ -40,8 +42,15 @@ DEFAULTS = {
 
 def _defaults() -> dict:
     """DEFAULTS with the library's choices for the embedded pair on this machine: its drafter, and as γ the
-    fastest chain measured for them in the decoder process (DecodeSettings' γ while nothing is measured)."""
-    return {**DEFAULTS, "drafter": default_drafter(), "gamma": default_gamma(decoder_threads()) or DEFAULTS["gamma"]}
+    fastest chain measured for them in the decoder process (DecodeSettings' γ while nothing is measured);
+    max new tokens within the host's limit."""
+    return {**DEFAULTS, "drafter": default_drafter(), "gamma": default_gamma(decoder_threads()) or DEFAULTS["gamma"],
+            "max_new_tokens": min(DEFAULTS["max_new_tokens"], _max_new_tokens())}
+
+
+def _max_new_tokens() -> int:
+    """The Max new tokens slider's top: 256, or the host's limit below that."""
+    return min(MAX_NEW_TOKENS, host_limits().new_tokens or MAX_NEW_TOKENS)
 
 
 def _gamma_help() -> str:
@@ -115,11 +124,14 @@ def sidebar(page: str) -> None:
         st.number_input("Top-k (0 = off)", 0, 1000, key="top_k")
         st.slider("Top-p", 0.05, 1.0, step=0.05, key="top_p")
         st.number_input("Seed", 0, 2**31 - 1, key="seed")
-        st.slider("Max new tokens", 1, 256, key="max_new_tokens")
+        limits = host_limits()
+        st.slider("Max new tokens", 1, _max_new_tokens(), key="max_new_tokens",
+                  help=f"This host allows at most {limits.new_tokens}." if limits.new_tokens else None)
         st.slider("Simulated target latency per call (ms)", 0, 500, step=10, key="target_latency_ms",
                   help="Petals setting: a remote target whose every forward pass costs a network round trip.")
         st.selectbox("Ready-made prompt", list(PROMPTS), key="prompt_choice", on_change=_use_prompt)
-        st.text_area("Prompt", key="prompt", height=140)
+        st.text_area("Prompt", key="prompt", height=140, help=f"This host accepts prompts of at most "
+                     f"{limits.prompt_tokens} tokens." if limits.prompt_tokens else None)
         st.session_state.caption_slot = st.empty()
     state.show_caption()
 
