@@ -2,10 +2,9 @@
 
 `Run` owns the target's KV cache, the drafter, the run's single seeded generator and the trace.
 Iterating it yields each `Iteration` as soon as it is decided; `run.trace` is complete once the
-loop ends (or is stopped early, by its consumer or the host's run-time limit: the trace then holds what
-was decided so far). With no drafter
-every iteration is one plain target step, so the autoregressive baseline produces records of the
-same shape.
+loop ends (or is stopped early, by its consumer or the host's run-time limit: the trace then holds
+what was decided so far). With no drafter every iteration is one plain target step, so the
+autoregressive baseline produces records of the same shape.
 
 A drafter that reads the target's features (an EAGLE head, `reads_features`) gets them through
 `observe(hidden)`: the loop asks the target for its last hidden states along with the logits it computes anyway,

@@ -73,5 +73,4 @@ def build_drafter(kind: str, target: LoadedModel, model: str | None = None,
 
 
 __all__ = ["DRAFTER_KINDS", "Draft", "Drafter", "DraftModelDrafter", "NgramDrafter",
-           "build_drafter", "default_drafter", "drafter_name",
-           "empty_draft"]
+           "build_drafter", "default_drafter", "drafter_name", "empty_draft"]
