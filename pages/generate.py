@@ -105,6 +105,8 @@ if current is None:
     st.info("Pick a prompt and settings in the sidebar, then press **Generate**.")
 else:
     show(current, state.study("comparison"), live=False)
+    if current.stopped_by:
+        st.warning(f"Stopped by {current.stopped_by}: the trace holds the iterations decided before it.")
     if current.iterations:
         show_tree(current, key="tree")
         chart.plotly_chart(charts.timeline(current), key="timeline")

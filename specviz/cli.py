@@ -70,7 +70,8 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
                         help="target model: hub id or local directory (default: the embedded SmolLM2-135M-Instruct)")
     parser.add_argument("--drafter", default=None, choices=DRAFTER_KINDS,
                         help="drafter kind (default: lookup+eagle, prompt lookup's copy and the trained EAGLE head's "
-                             "guesses in one token tree, with the embedded target; else ngram)")
+                             "guesses in one token tree, with the embedded target when the head's weights are "
+                             "installed; else ngram)")
     parser.add_argument("--drafter-model", default=None,
                         help="draft LM for --drafter model: hub id or directory; for eagle / tiny: a weights file")
     parser.add_argument("--device", default=None, help="cuda, cuda:1, cpu ... (default: cuda when available)")
@@ -81,8 +82,10 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
 
 def add_decode_arguments(parser: argparse.ArgumentParser) -> None:
     d = DecodeSettings()
-    parser.add_argument("--gamma", type=int, default=d.gamma,
-                        help=f"tokens drafted per iteration, 1-64: a token tree's depth (default {d.gamma})")
+    parser.add_argument("--gamma", type=int, default=None,
+                        help="tokens drafted per iteration, 1-64: a token tree's depth (default: the fastest chain "
+                             "predicted for the pair on this machine and thread count once their tree sizing is "
+                             f"cached, e.g. by a run with --auto-size; {d.gamma} before that)")
     parser.add_argument("--branches", type=int, default=d.branches,
                         help=f"token tree: children per expanded node, the drafter's top-k (default {d.branches}: "
                              "a chain)")
@@ -114,8 +117,10 @@ def add_decode_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def settings_from_args(args: argparse.Namespace) -> DecodeSettings:
+    """The run's settings; with no --gamma, DecodeSettings' own until `run_generate` knows the pair."""
+    gamma = DecodeSettings.gamma if args.gamma is None else args.gamma
     return DecodeSettings(
-        gamma=args.gamma, verify=args.verify, temperature=args.temperature, top_k=args.top_k,
+        gamma=gamma, verify=args.verify, temperature=args.temperature, top_k=args.top_k,
         top_p=args.top_p, beta=args.beta, tau=args.tau, seed=args.seed,
         max_new_tokens=args.max_new_tokens, record_top_k=args.record_top_k,
         first_target=args.first_target, target_latency_ms=args.target_latency_ms,
@@ -124,15 +129,21 @@ def settings_from_args(args: argparse.Namespace) -> DecodeSettings:
 
 
 def load_models(args: argparse.Namespace):
-    """The target and drafter the arguments name, with torch's thread count set first."""
-    from specviz.drafters import build_drafter
-    from specviz.models import EMBEDDED, load_model
+    """The target, the drafter and the run's settings the arguments name (torch's thread count set
+    first); with no --gamma, γ is the chain measured fastest for this pair on this machine, if any."""
+    from specviz.drafters import build_drafter, default_drafter
+    from specviz.models import load_model
+    from specviz.tree_size import measured_gamma
 
     set_threads(args)
     target = load_model(args.target, device=args.device, dtype=args.dtype,
                         trust_remote_code=args.trust_remote_code)
-    kind = args.drafter or ("lookup+eagle" if args.target in (None, EMBEDDED) else "ngram")
-    return target, build_drafter(kind, target, args.drafter_model, args.trust_remote_code)
+    kind = args.drafter or default_drafter(args.target)
+    drafter = build_drafter(kind, target, args.drafter_model, args.trust_remote_code)
+    settings = settings_from_args(args)
+    if args.gamma is None:
+        settings = replace(settings, gamma=measured_gamma(target, drafter) or settings.gamma)
+    return target, drafter, settings
 
 
 def set_threads(args: argparse.Namespace) -> None:
@@ -148,8 +159,7 @@ def run_generate(args: argparse.Namespace) -> None:
     from specviz.decoder import generate
     from specviz.study import Study, Variant
 
-    settings = settings_from_args(args)
-    target, drafter = load_models(args)
+    target, drafter, settings = load_models(args)
     compare = args.compare_baseline or args.study
     if compare:  # warm up so neither timed run pays the first-call costs
         generate(target, drafter, args.prompt, replace(settings, max_new_tokens=4), chat=not args.no_chat)
@@ -187,8 +197,7 @@ def run_study(args: argparse.Namespace, sweep, *values) -> None:
     """Run a study's runs one by one, saying each as it ends, then save it and print its table."""
     from specviz.decoder import generate
 
-    settings = settings_from_args(args)
-    target, drafter = load_models(args)
+    target, drafter, settings = load_models(args)
     generate(target, drafter, args.prompt, replace(settings, max_new_tokens=4), chat=not args.no_chat)  # warm-up
     study = None
     for study in sweep(target, drafter, args.prompt, settings, *values, chat=not args.no_chat):
@@ -239,6 +248,8 @@ def print_trace(trace, args: argparse.Namespace) -> None:
           f"alpha {alpha}, accepted length {s.accepted_length:.2f} tokens/iteration")
     if trace.threads:
         print(f"measured on {trace.device} ({trace.dtype}) with {trace.threads} torch thread(s)")
+    if trace.stopped_by:
+        print(f"stopped early by {trace.stopped_by}; the text and the numbers cover what was decided before")
 
 
 def add_show_arguments(parser: argparse.ArgumentParser) -> None:

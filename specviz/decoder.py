@@ -2,9 +2,9 @@
 
 `Run` owns the target's KV cache, the drafter, the run's single seeded generator and the trace.
 Iterating it yields each `Iteration` as soon as it is decided; `run.trace` is complete once the
-loop ends (or is stopped early: the trace then holds what was decided so far). With no drafter
-every iteration is one plain target step, so the autoregressive baseline produces records of the
-same shape.
+loop ends (or is stopped early, by its consumer or the host's run-time limit: the trace then holds
+what was decided so far). With no drafter every iteration is one plain target step, so the
+autoregressive baseline produces records of the same shape.
 
 A drafter that reads the target's features (an EAGLE head, `reads_features`) gets them through
 `observe(hidden)`: the loop asks the target for its last hidden states along with the logits it computes anyway,
@@ -25,6 +25,7 @@ from specviz import verification
 from specviz.device import Clock
 from specviz.drafters.base import Drafter, empty_draft
 from specviz.kv_cache import CachedLM
+from specviz.limits import Limits, host_limits
 from specviz.models import LoadedModel
 from specviz.record import record_iteration
 from specviz.settings import DecodeSettings
@@ -34,7 +35,13 @@ from specviz.warpers import Warper
 
 class Run:
     def __init__(self, target: LoadedModel, drafter: Drafter | None, prompt: str,
-                 settings: DecodeSettings, chat: bool = True, use_cache: bool = True):
+                 settings: DecodeSettings, chat: bool = True, use_cache: bool = True, limits: Limits | None = None):
+        """`limits`: the host's (`limits.host_limits`, from the environment) unless given. A prompt and token
+        budget over them or over the target's context is refused here, before any work."""
+        self.limits = host_limits() if limits is None else limits
+        prompt_ids = target.encode_prompt(prompt, chat=chat)
+        self.limits.check(len(prompt_ids), settings.max_new_tokens)
+        target.check_fits(len(prompt_ids), settings.max_new_tokens)
         self.sizing = None
         if settings.auto_size and drafter is not None:
             from specviz.tree_size import resolve, size_for  # sizing runs calibration Runs of its own
@@ -50,7 +57,7 @@ class Run:
         self.clock = Clock(target.device)
         self.generator = torch.Generator(device=target.device).manual_seed(settings.seed)
         self.token_text = lru_cache(maxsize=None)(lambda i: target.tokenizer.decode([i]))
-        self.trace = Trace(prompt=prompt, prompt_ids=target.encode_prompt(prompt, chat=chat),
+        self.trace = Trace(prompt=prompt, prompt_ids=prompt_ids,
                            target=target.name, drafter=drafter.name if drafter else "none (baseline)",
                            settings=settings, device=str(target.device),
                            dtype=str(target.dtype).removeprefix("torch."), threads=torch.get_num_threads())
@@ -65,7 +72,7 @@ class Run:
             self.observe(self.lm.logits(seq[:-1], hidden=len(seq) - 1)[1])
         generated = trace.generated_ids
         try:
-            while len(generated) < s.max_new_tokens and not self._ended(generated):
+            while len(generated) < s.max_new_tokens and not self._ended(generated) and not self._out_of_time(start):
                 iteration = self._step(seq + generated, generated, len(trace.iterations))
                 generated.extend(iteration.emitted_ids)
                 trace.iterations.append(iteration)
@@ -76,6 +83,12 @@ class Run:
 
     def _ended(self, generated: list[int]) -> bool:
         return bool(generated) and generated[-1] in self.target.eos_ids
+
+    def _out_of_time(self, start: float) -> bool:
+        """Past the host's run-time limit after an iteration (the first always runs): the trace says so."""
+        if self.trace.iterations:
+            self.trace.stopped_by = self.limits.out_of_time(self.clock.now() - start)
+        return self.trace.stopped_by is not None
 
     @torch.inference_mode()  # no autograd bookkeeping on any tensor of the step (about 3% on the CPU)
     def _step(self, seq: list[int], generated: list[int], index: int) -> Iteration:

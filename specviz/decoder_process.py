@@ -38,12 +38,19 @@ from specviz.errors import SpecvizError
 
 @dataclass(frozen=True)
 class ModelSpec:
-    """The models of a request: the target (None = the embedded one), the drafter kind and the
-    drafter's weights file or draft LM (None = the kind's default)."""
+    """The models of a request: the target (None = the embedded one), the drafter kind (None = the
+    target's default, `drafters.default_drafter`) and the drafter's weights file or draft LM (None =
+    the kind's default)."""
 
     target: str | None = None
-    drafter: str = "lookup+eagle"
+    drafter: str | None = None
     draft_model: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.drafter is None:
+            from specviz.drafters import default_drafter
+
+            object.__setattr__(self, "drafter", default_drafter(self.target))
 
 
 @dataclass(frozen=True)
@@ -52,6 +59,7 @@ class Ending:
 
     wall_time: float
     text: str
+    stopped_by: str | None = None
 
 
 class StopRequested(Exception):
@@ -227,6 +235,7 @@ def _load(models: ModelSpec, loaded: dict, status: Callable[[str | None], None])
     tokens before it is handed out, so no measured run pays the first calls' one-off costs."""
     from specviz.decoder import generate
     from specviz.drafters import build_drafter
+    from specviz.limits import NO_LIMITS
     from specviz.models import load_model
     from specviz.settings import DecodeSettings
 
@@ -238,7 +247,8 @@ def _load(models: ModelSpec, loaded: dict, status: Callable[[str | None], None])
     target = loaded[models.target]
     status(f"Preparing the drafter ({models.drafter})…")
     drafter = build_drafter(models.drafter, target, models.draft_model)
-    generate(target, drafter, "Hello", DecodeSettings(temperature=0.0, max_new_tokens=4, record=False))
+    generate(target, drafter, "Hello", DecodeSettings(temperature=0.0, max_new_tokens=4, record=False),
+             limits=NO_LIMITS)
     loaded[models] = target, drafter
     status(None)
     return target, drafter
@@ -262,7 +272,7 @@ def trace_stream(target, drafter, prompt: str, settings, chat: bool = True) -> I
         yield from run
     except StopRequested:  # raised in the run's loop, which stamped its wall time and text as it ended
         pass
-    yield Ending(run.trace.wall_time, run.trace.text)
+    yield Ending(run.trace.wall_time, run.trace.text, run.trace.stopped_by)
 
 
 def follow_trace(request: Request) -> Iterator:
@@ -280,7 +290,7 @@ def follow_trace(request: Request) -> Iterator:
             trace.iterations.append(item)
             trace.generated_ids.extend(item.emitted_ids)
         elif isinstance(item, Ending):
-            trace.wall_time, trace.text = item.wall_time, item.text
+            trace.wall_time, trace.text, trace.stopped_by = item.wall_time, item.text, item.stopped_by
 
     try:
         for item in request:

@@ -48,7 +48,7 @@ class Example:
 PACK = (
     Example("sampled-chat", "A sampled chat answer: accepted drafts, corrections, bonus tokens",
             "Lossless speculative sampling with the trained EAGLE head: every test u ≤ min(1, p/q), every "
-            "correction drawn from the residual, every bonus token.", CHAT, "eagle", SAMPLED),
+            "correction drawn from the residual, every bonus token.", CHAT, "eagle", replace(SAMPLED, gamma=2)),
     Example("copy-lookup", "Editing code: prompt lookup copies whole lines",
             "A drafter with no model at all: prompt lookup proposes the continuation of an earlier match, and "
             "copying text pays.", RENAME, "ngram", replace(GREEDY, gamma=8, max_new_tokens=96)),

@@ -66,6 +66,17 @@ class LoadedModel:
     def vocab_size(self) -> int:
         return self.model.get_output_embeddings().weight.shape[0]
 
+    def check_fits(self, prompt_tokens: int, new_tokens: int) -> None:
+        """Refuse a run longer than the model's context (config `max_position_embeddings`; a GGUF file's
+        context length arrives there): the prompt and the new tokens together, or each on its own side of an
+        encoder-decoder. A model without one (T5's relative positions) takes any length."""
+        limit = getattr(self.model.config, "max_position_embeddings", None)
+        need = max(prompt_tokens, new_tokens) if self.is_encoder_decoder else prompt_tokens + new_tokens
+        if limit is not None and need > limit:
+            raise SpecvizError(f"the prompt ({prompt_tokens} tokens) and max_new_tokens ({new_tokens}) need {need} "
+                               f"positions, but {self.name} has a context of {limit}: shorten the prompt or ask "
+                               "for fewer new tokens")
+
     def encode_prompt(self, prompt: str, chat: bool = True) -> list[int]:
         """Token ids of the prompt, through the chat template when the model has one."""
         if not prompt or not prompt.strip():

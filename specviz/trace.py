@@ -5,7 +5,8 @@ Schema (version 2), top level:
   settings (DecodeSettings), iterations [Iteration], generated_ids, text, wall_time, summary,
   threads (torch CPU threads of the process that ran it; 0 if unknown), waited (seconds the run
   queued behind other runs before it started: not part of wall_time; both added in version 1, a
-  file without them loads with 0).
+  file without them loads with 0), stopped_by (why the run stopped before its end, e.g. the host's run-time
+  limit; null when it ran to EOS or max_new_tokens or was stopped by its user; optional, added in version 2).
 Iteration: index, drafted, accepted, emitted_ids, drafts [DraftStep], final FinalToken | null,
   draft_time, verify_time, sample_time, draft_calls (seconds; drafter forward passes), unsure
   (the drafter stopped before γ: its most likely token fell below settings.draft_confidence).
@@ -133,6 +134,7 @@ class Trace:
     wall_time: float = 0.0
     threads: int = 0
     waited: float = 0.0
+    stopped_by: str | None = None
 
     def summary(self) -> Summary:
         its = self.iterations
@@ -201,7 +203,7 @@ def trace_from_dict(data: dict) -> Trace:
             device=data["device"], dtype=data["dtype"], iterations=iterations,
             generated_ids=list(data["generated_ids"]), text=data["text"],
             wall_time=float(data["wall_time"]), threads=int(data.get("threads", 0)),
-            waited=float(data.get("waited", 0.0)))
+            waited=float(data.get("waited", 0.0)), stopped_by=data.get("stopped_by"))
     except (KeyError, TypeError, ValueError) as error:
         raise SpecvizError(f"not a valid specviz trace: {error}") from error
 

@@ -8,8 +8,9 @@ expectation E = 1 + Σ over its nodes of that product (the 1 is the correction o
 and since a child's product never exceeds its parent's, the best N-node tree holds the N largest
 products (Sequoia, Chen et al. 2024, builds its trees on the same positional acceptance).
 Cost: one drafter step per depth (a tree drafter runs each depth's frontier in one batch) plus one
-target pass over N + 1 tokens from the verify-cost curve. `choose` returns the size with the most
+target pass over N + 1 tokens from the verify-cost curve. `size_for` returns the size with the most
 expected tokens per second among depths ≤ 8, top-k ≤ 4 and budgets ≤ 64.
+The fastest chain among them (`best_chain`, read from the cache, never measured there) is the default γ.
 """
 
 from __future__ import annotations
@@ -21,11 +22,13 @@ from dataclasses import asdict, dataclass, replace
 
 from specviz import verify_cost
 from specviz.decoder import generate
+from specviz.device import pick_device, pick_dtype
 from specviz.drafters.base import Drafter
-from specviz.models import LoadedModel
+from specviz.limits import NO_LIMITS
+from specviz.models import EMBEDDED_NAME, LoadedModel
 from specviz.settings import DecodeSettings
 from specviz.trace import Trace
-from specviz.verify_cost import VerifyCost
+from specviz.verify_cost import Setup, VerifyCost
 
 DEPTHS = range(1, 9)
 BRANCHES = range(1, 5)
@@ -117,7 +120,7 @@ def calibrate(target: LoadedModel, drafter: Drafter, tokens: int = 48) -> Accept
     if path.is_file():
         return Acceptance(**json.loads(path.read_text()))
     settings = DecodeSettings(gamma=max(DEPTHS), temperature=0.0, max_new_tokens=tokens)
-    acc = acceptance([generate(target, drafter, prompt, settings) for prompt in CALIBRATION])
+    acc = acceptance([generate(target, drafter, prompt, settings, limits=NO_LIMITS) for prompt in CALIBRATION])
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(asdict(acc)))
     return acc
@@ -136,6 +139,33 @@ def size_for(target: LoadedModel, drafter: Drafter) -> Sizing:
     cost, acc = verify_cost.cached(target), calibrate(target, drafter)
     sizes = candidates(acc, cost)
     return Sizing(max(sizes, key=lambda size: size.tokens_per_s), sizes, cost, acc)
+
+
+def best_chain(setup: Setup, drafter: str) -> TreeSize | None:
+    """The chain (branches 1) predicted fastest for the target of `setup` and the drafter named `drafter`,
+    from their cached sizing; None while it has not been measured (`size_for` measures, this only reads)."""
+    paths = setup.path("verify-cost"), setup.path(f"acceptance-{drafter}")
+    if not all(path.is_file() for path in paths):
+        return None
+    cost, acc = VerifyCost(**json.loads(paths[0].read_text())), Acceptance(**json.loads(paths[1].read_text()))
+    return max((predict(acc, cost, g, 1, g) for g in DEPTHS), key=lambda size: size.tokens_per_s)
+
+
+def measured_gamma(target: LoadedModel, drafter: Drafter | None) -> int | None:
+    """The best chain's depth for the loaded pair in this process, from its cached sizing; None before that."""
+    chain = best_chain(Setup.of(target), drafter.name) if drafter is not None else None
+    return chain.gamma if chain else None
+
+
+def default_gamma(threads: int) -> int | None:
+    """The best chain's depth for the embedded target and its default drafter as a process with `threads`
+    torch threads runs them on this machine (the app's decoder process); None before their sizing is cached."""
+    from specviz.drafters import default_drafter, drafter_name
+
+    device = pick_device()
+    chain = best_chain(Setup(EMBEDDED_NAME, str(device), str(pick_dtype(device)), threads),
+                       drafter_name(default_drafter()))
+    return chain.gamma if chain else None
 
 
 def sizing_stream(target: LoadedModel, drafter: Drafter) -> Iterator[Sizing]:

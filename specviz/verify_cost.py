@@ -83,7 +83,26 @@ def cached(target: LoadedModel) -> VerifyCost:
     return cost
 
 
+@dataclass(frozen=True)
+class Setup:
+    """What a measurement depends on: the model, its device and dtype, and the torch thread count."""
+
+    model: str
+    device: str
+    dtype: str
+    threads: int
+
+    @classmethod
+    def of(cls, target: LoadedModel) -> Setup:
+        """The loaded model's setup, with this process's torch threads."""
+        return cls(target.name, str(target.device), str(target.dtype), torch.get_num_threads())
+
+    def path(self, what: str) -> Path:
+        """Where a measurement `what` in this setup is kept."""
+        key = f"{what}-{self.model}-{self.device}-{self.dtype}-{self.threads}t"
+        return cache_dir() / "sizing" / (re.sub(r"[^A-Za-z0-9.]+", "_", key).strip("_") + ".json")
+
+
 def cache_path(target: LoadedModel, what: str) -> Path:
     """Where a measurement of this model on this device, dtype and thread count is kept."""
-    key = f"{what}-{target.name}-{target.device}-{target.dtype}-{torch.get_num_threads()}t"
-    return cache_dir() / "sizing" / (re.sub(r"[^A-Za-z0-9.]+", "_", key).strip("_") + ".json")
+    return Setup.of(target).path(what)

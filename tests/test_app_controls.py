@@ -7,8 +7,11 @@ from pathlib import Path
 
 import pytest
 from streamlit.testing.v1 import AppTest
+from test_tree_size import CPU_CURVE, cost, embedded_setup, flat, write_sizing
 
 from pages.ui.controls import PROMPTS
+from specviz.device import decoder_threads
+from specviz.drafters import drafter_name, eagle
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
 
@@ -57,6 +60,32 @@ def test_hidden_knobs_keep_their_values(app):
     app.slider(key="gamma").set_value(5).run()
     app.selectbox(key="pair").set_value(pairs[-1]).run()
     assert app.text_input(key="custom_target").value == "my/target"
+
+
+def test_the_embedded_pair_starts_with_the_librarys_drafter_and_measured_gamma(tmp_path, monkeypatch):
+    monkeypatch.setenv("SPECVIZ_CACHE", str(tmp_path))
+    monkeypatch.setattr(eagle, "DEFAULT_WEIGHTS", tmp_path / "missing.safetensors")   # no EAGLE head here
+    at = AppTest.from_file(APP, default_timeout=120).run()
+    assert at.session_state["drafter"] == "ngram" and at.slider(key="gamma").value == 4
+    assert "Nothing is measured" in at.slider(key="gamma").help
+    pairs = at.selectbox(key="pair").options
+    at.selectbox(key="pair").set_value(pairs[1]).run()
+    assert at.session_state["drafter"] == "model"
+    at.selectbox(key="pair").set_value(pairs[0]).run()
+    assert at.session_state["drafter"] == "ngram"
+    write_sizing(embedded_setup(decoder_threads()), drafter_name("ngram"), flat([0.8, 0.1, 0.05, 0.0]),
+                 cost(CPU_CURVE))
+    at = AppTest.from_file(APP, default_timeout=120).run()   # a new session starts at the measured chain
+    assert at.slider(key="gamma").value == 5 and "γ = 5" in at.slider(key="gamma").help
+
+
+def test_the_max_new_tokens_slider_keeps_to_the_hosts_limit(monkeypatch):
+    monkeypatch.setenv("SPECVIZ_MAX_NEW_TOKENS", "32")
+    monkeypatch.setenv("SPECVIZ_MAX_PROMPT_TOKENS", "500")
+    at = AppTest.from_file(APP, default_timeout=120).run()
+    slider = at.slider(key="max_new_tokens")
+    assert (slider.max, slider.value) == (32, 32) and "at most 32" in slider.help
+    assert "at most 500 tokens" in at.text_area(key="prompt").help
 
 
 def test_custom_pair_without_target_says_so(app):

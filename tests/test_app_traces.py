@@ -72,6 +72,16 @@ def test_loaded_studies_show_on_their_pages_and_download_again(app):
     assert {m.label: m.value for m in app.metric}["measured speedup over the target alone"] == "1.00×"
 
 
+def test_a_trace_cut_by_the_hosts_time_limit_says_so(app):
+    trace = make_trace()
+    trace.stopped_by = "the host's run-time limit of 30 s (SPECVIZ_MAX_RUN_SECONDS)"
+    app.switch_page("pages/traces.py").run()
+    app.file_uploader(key="trace_file").set_value(("cut.json", json.dumps(trace.to_dict()).encode(),
+                                                   "application/json")).run()
+    app.switch_page("pages/generate.py").run()
+    assert any("Stopped by the host's run-time limit of 30 s" in w.value for w in app.warning)
+
+
 @pytest.fixture
 def tiny_pair(app, tiny_llama_dirs) -> AppTest:
     target, drafter = tiny_llama_dirs

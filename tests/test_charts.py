@@ -97,6 +97,15 @@ def test_acceptance_test_colours_by_verdict_and_draws_u(trace):
     assert list(u.x) == pytest.approx([0.2, 0.9, 0.5])
 
 
+def test_acceptance_verdicts_sit_right_of_the_plot_with_marks_beyond_hue(trace):
+    fig = charts.acceptance_test(trace.iterations[1])
+    notes = fig.layout.annotations
+    assert [(n.xref, n.x, n.xanchor) for n in notes] == [("paper", 1, "left")] * 3  # past every bar and u
+    assert [n.y for n in notes] == list(fig.data[0].y)
+    assert ["✓" in notes[0].text, "✗" in notes[1].text and "<s>" in notes[1].text, "·" in notes[2].text] == [True] * 3
+    assert fig.data[0].text is None  # nothing written inside a bar, however narrow
+
+
 def test_residual_before_and_after_normalising(trace):
     it = trace.iterations[1]
     before, after = charts.residual_bars(it.drafts[1], it.final).data
@@ -119,6 +128,21 @@ def test_draft_verify_table_rows(trace):
     assert html.count("<th>Draft</th>") == 3 and "line-through" in html and "★" in html
     relaxed = iteration_cells(trace.iterations[1], passed=[True, True, True])
     assert [c.state for c in relaxed] == ["kept", "kept", "kept", "bonus"]
+
+
+@pytest.mark.parametrize("after", [[], ["unverified"]], ids=["eos-last", "drafts-after-eos"])
+def test_nothing_follows_an_accepted_end_of_sequence(trace, after):
+    """EOS (t1) accepted inside the draft: the run ends there, with no final token; no bifurcation, no bonus."""
+    eos = step(2, 1, 0.5, 0.5, 0.1, "accepted", top([1, 5], [0.5, 0.2]))
+    drafts = [step(1, 3, 0.6, 0.5, 0.2, "accepted", top([3, 5], [0.6, 0.2])), eos]
+    drafts += [step(3, 5, 0.3, 0.4, 0.5, verdict, top([5, 6], [0.4, 0.3])) for verdict in after]
+    it = Iteration(3, len(drafts), 2, [3, 1], drafts=drafts)
+    for passed in (None, [True] * len(drafts)):
+        assert [c.state for c in iteration_cells(it, passed)] == ["kept", "kept"]
+    trace.iterations.append(it)
+    html = charts.draft_verify_table(trace, limit=None)
+    last = html[html.index("it. 3"):]
+    assert "★" not in last and "outline" not in last and "line-through" not in last
 
 
 def test_reverify_applies_beta_and_tau(trace):

@@ -6,8 +6,13 @@ import subprocess
 import sys
 
 import pytest
+from test_tree_size import CPU_CURVE, cost, flat, write_sizing
 
+from specviz import load_model, load_trace
 from specviz.cli import main
+from specviz.decoder_process import ModelSpec
+from specviz.drafters import default_drafter, drafter_name, eagle
+from specviz.verify_cost import Setup
 
 PROMPT = "Repeat exactly: the red fox, the red fox, the red fox."
 
@@ -46,6 +51,8 @@ BAD = [
     (["generate", PROMPT, "--target", "./no/such/dir"], "model directory not found"),
     (["generate", PROMPT, "--target", "no-such-org/no-such-model"], "cannot load model 'no-such-org/no-such-model'"),
     (["generate", PROMPT, "--drafter", "model"], "needs a draft model"),
+    (["generate", "word " * 9000, "--max-new-tokens", "8"], "need 9039 positions, but SmolLM2-135M-Instruct has a "
+                                                               "context of 8192"),
 ]
 
 
@@ -54,6 +61,41 @@ def test_bad_input_gives_one_line_error(embedded, capsys, argv, message):
     assert main(argv) == 2
     last = capsys.readouterr().err.strip().splitlines()[-1]  # model loading may show progress bars above
     assert last.startswith("error: ") and message in last
+
+
+@pytest.mark.parametrize("kind", ["tiny", "eagle", "lookup+eagle"])
+def test_bad_drafter_weights_give_one_line_errors(embedded, tmp_path, capsys, kind):
+    text = tmp_path / "passwd"
+    text.write_text("root:x:0:0:root:/root:/bin/bash\n")
+    for path, message in [(tmp_path / "missing.safetensors", "not found"), (tmp_path, "is a directory"),
+                          (text, "is not a .safetensors weights file")]:
+        assert main(["generate", PROMPT, "--drafter", kind, "--drafter-model", str(path), "--max-new-tokens", "2"]) == 2
+        last = capsys.readouterr().err.strip().splitlines()[-1]
+        assert last.startswith("error: ") and str(path) in last and message in last
+        assert f"for the {kind.removeprefix('lookup+')} drafter" in last
+
+
+@pytest.mark.parametrize("env,argv,message", [
+    ({"SPECVIZ_MAX_NEW_TOKENS": "many"}, [], "SPECVIZ_MAX_NEW_TOKENS must be a whole number >= 1, got 'many'"),
+    ({"SPECVIZ_MAX_PROMPT_TOKENS": "5"}, [], "this host accepts at most 5 (SPECVIZ_MAX_PROMPT_TOKENS)"),
+    ({"SPECVIZ_MAX_NEW_TOKENS": "8"}, ["--max-new-tokens", "9"], "this host allows at most 8 (SPECVIZ_MAX_NEW_TOKENS)"),
+], ids=["malformed", "prompt", "new-tokens"])
+def test_host_limits_give_one_line_errors(tiny_llama_dirs, capsys, monkeypatch, env, argv, message):
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    assert main(["generate", "w1 w2 w3 w1 w2 w3", "--target", str(tiny_llama_dirs[0]), *argv]) == 2
+    last = capsys.readouterr().err.strip().splitlines()[-1]
+    assert last.startswith("error: ") and message in last
+
+
+def test_the_run_time_limit_is_reported(tiny_llama_dirs, tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("SPECVIZ_MAX_RUN_SECONDS", "1e-9")
+    path = tmp_path / "out.json"
+    assert main(["generate", "w1 w2 w3 w1 w2", "--target", str(tiny_llama_dirs[0]), "--max-new-tokens", "12",
+                 "--temperature", "0", "--trace", str(path)]) == 0
+    assert "stopped early by the host's run-time limit of 1e-09 s (SPECVIZ_MAX_RUN_SECONDS)" in capsys.readouterr().out
+    assert len(load_trace(path).iterations) == 1 and main(["show", str(path)]) == 0
+    assert "stopped early" in capsys.readouterr().out
 
 
 def test_mismatched_vocabularies_are_refused(embedded, tiny_llama_dirs, capsys):
@@ -67,3 +109,27 @@ def test_a_file_that_is_not_a_trace_is_refused(tmp_path, capsys):
     path.write_text('{"hello": "world"}')
     assert main(["show", str(path)]) == 2
     assert "neither a specviz trace nor a study" in capsys.readouterr().err
+
+
+def test_without_the_eagle_weights_the_default_drafter_is_prompt_lookup(embedded, tmp_path, monkeypatch):
+    assert default_drafter() == "lookup+eagle" and ModelSpec().drafter == "lookup+eagle"
+    assert default_drafter("some-org/some-model") == ModelSpec("some-org/some-model").drafter == "ngram"
+    monkeypatch.setattr(eagle, "DEFAULT_WEIGHTS", tmp_path / "missing.safetensors")
+    assert default_drafter() == ModelSpec().drafter == "ngram"
+    path = tmp_path / "out.json"
+    assert main(["generate", PROMPT, "--max-new-tokens", "2", "--trace", str(path)]) == 0
+    assert load_trace(path).drafter == drafter_name("ngram")
+
+
+def test_the_default_gamma_is_the_chain_measured_for_the_pair(tiny_llama_dirs, tmp_path, monkeypatch):
+    monkeypatch.setenv("SPECVIZ_CACHE", str(tmp_path / "cache"))
+    target, path = str(tiny_llama_dirs[0]), tmp_path / "out.json"
+    argv = ["generate", "w1 w2 w3 w1 w2", "--target", target, "--max-new-tokens", "2", "--trace", str(path)]
+
+    def gamma(*extra: str) -> int:
+        assert main(argv + list(extra)) == 0
+        return load_trace(path).settings.gamma
+
+    assert gamma() == 4                                   # nothing measured yet
+    write_sizing(Setup.of(load_model(target)), drafter_name("ngram"), flat([0.8, 0.1, 0.05, 0.0]), cost(CPU_CURVE))
+    assert gamma() == 5 and gamma("--gamma", "3") == 3

@@ -12,7 +12,7 @@ from safetensors.torch import save_file
 from scipy.stats import chisquare
 
 from specviz import DecodeSettings, generate, load_model, verification
-from specviz.drafters import build_drafter
+from specviz.drafters import build_drafter, drafter_name
 from specviz.drafters.eagle import DEFAULT_WEIGHTS as EAGLE_WEIGHTS
 from specviz.drafters.layers import Block, BlockConfig, RotaryTable, apply_rotary, rotary
 from specviz.drafters.tiny import DEFAULT_WEIGHTS as TINY_WEIGHTS
@@ -110,6 +110,12 @@ def test_lossless_rule_with_trained_q_reproduces_p(embedded, drafters, kind):
     expected = [float(p[0, t]) * 3000 for t in top]
     expected.append(3000 - sum(expected))
     assert chisquare(observed, expected).pvalue > 1e-3
+
+
+def test_names_are_known_before_loading(embedded):
+    """The name keys a drafter's cached tree sizing, which the app reads before any model loads."""
+    for kind in ("eagle", "tiny", "ngram", "lookup+eagle"):
+        assert drafter_name(kind) == build_drafter(kind, embedded).name
 
 
 def test_weights_for_another_target_are_refused(tiny_llama_dirs):

@@ -2,13 +2,21 @@
 
 from __future__ import annotations
 
+import json
+from dataclasses import asdict
+
 import pytest
 
 from specviz import load_model, theory, tree_size, verify_cost
+from specviz.device import pick_device, pick_dtype
+from specviz.drafters import default_drafter, drafter_name
+from specviz.models import EMBEDDED_NAME
 from specviz.settings import DecodeSettings
 from specviz.trace import DraftStep, Iteration, TopK, Trace
 from specviz.tree_size import Acceptance
-from specviz.verify_cost import VerifyCost
+from specviz.verify_cost import Setup, VerifyCost
+
+CPU_CURVE = [1, 1.15, 1.37, 1.53, 2.15, 3.2, 5.4]   # this machine's, relative to one token
 
 
 def flat(alpha: list[float], depths: int = 8) -> Acceptance:
@@ -34,10 +42,35 @@ def cost(relative: list[float]) -> VerifyCost:
     return VerifyCost("m", "cpu", "float32", 1, list(verify_cost.SIZES), [0.02 * r for r in relative])
 
 
+def write_sizing(setup: Setup, drafter: str, acc: Acceptance, c: VerifyCost) -> None:
+    """A cached sizing, as `size_for` leaves it, for the target of `setup` and the drafter named `drafter`."""
+    for what, record in (("verify-cost", c), (f"acceptance-{drafter}", acc)):
+        path = setup.path(what)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(asdict(record)))
+
+
+def embedded_setup(threads: int) -> Setup:
+    device = pick_device()
+    return Setup(EMBEDDED_NAME, str(device), str(pick_dtype(device)), threads)
+
+
+def test_the_default_gamma_is_the_fastest_cached_chain(tmp_path, monkeypatch):
+    monkeypatch.setenv("SPECVIZ_CACHE", str(tmp_path))
+    setup, drafter = embedded_setup(3), drafter_name(default_drafter())
+    assert tree_size.best_chain(setup, drafter) is None and tree_size.default_gamma(3) is None  # nothing measured
+    acc, c = flat([0.8, 0.1, 0.05, 0.0]), cost(CPU_CURVE)
+    write_sizing(setup, drafter, acc, c)
+    best = tree_size.best_chain(setup, drafter)
+    assert best == max((tree_size.predict(acc, c, g, 1, g) for g in tree_size.DEPTHS), key=lambda s: s.tokens_per_s)
+    assert best.branches == 1 and tree_size.default_gamma(3) == best.gamma == 5
+    assert tree_size.default_gamma(2) is None   # another thread count is another machine
+
+
 def test_a_flat_cost_curve_picks_a_big_tree_and_a_steep_one_a_small_tree():
     acc = flat([0.55, 0.15, 0.08, 0.04])
     gpu = max(tree_size.candidates(acc, cost([1, 1, 1, 1, 1.02, 1.05, 1.1])), key=lambda s: s.tokens_per_s)
-    cpu = max(tree_size.candidates(acc, cost([1, 1.15, 1.37, 1.53, 2.15, 3.2, 5.4])), key=lambda s: s.tokens_per_s)
+    cpu = max(tree_size.candidates(acc, cost(CPU_CURVE)), key=lambda s: s.tokens_per_s)
     assert gpu.nodes > cpu.nodes and gpu.expected_tokens > cpu.expected_tokens
     assert cpu.nodes <= 16
 

@@ -7,9 +7,12 @@ import streamlit as st
 from pages.ui import state
 from specviz import DecodeSettings, SpecvizError
 from specviz.decoder_process import ModelSpec
-from specviz.drafters import DRAFTER_KINDS
+from specviz.device import decoder_threads
+from specviz.drafters import DRAFTER_KINDS, default_drafter
 from specviz.examples import PACK
+from specviz.limits import host_limits
 from specviz.models import EMBEDDED_NAME, HUB_PAIRS
+from specviz.tree_size import default_gamma
 
 EMBEDDED_PAIR = f"{EMBEDDED_NAME} (embedded, runs on the CPU)"
 CUSTOM_PAIR = "Custom: any hub id or local directory"
@@ -26,9 +29,10 @@ PROMPTS = {
 }
 
 RULES = {"sampling": "lossless sampling", "greedy": "greedy (argmax match)", "spec": "Spec-Verification (β, τ)"}
+MAX_NEW_TOKENS = 256   # the slider's top where the host sets no lower limit
 
 DEFAULTS = {
-    "pair": EMBEDDED_PAIR, "custom_target": "", "custom_drafter": "", "drafter": "lookup+eagle", "gamma": 4,
+    "pair": EMBEDDED_PAIR, "custom_target": "", "custom_drafter": "", "gamma": DecodeSettings.gamma,
     "branches": 1, "nodes": 0, "auto_size": True,
     "draft_confidence": 0.0, "verify": "sampling", "beta": 3, "tau": 1.0, "temperature": 0.5, "top_k": 0,
     "top_p": 1.0, "seed": 0,
@@ -37,10 +41,32 @@ DEFAULTS = {
 }
 
 
+def _defaults() -> dict:
+    """DEFAULTS with the library's choices for the embedded pair on this machine: its drafter, and as γ the
+    fastest chain measured for them in the decoder process (DecodeSettings' γ while nothing is measured);
+    max new tokens within the host's limit."""
+    return {**DEFAULTS, "drafter": default_drafter(), "gamma": default_gamma(decoder_threads()) or DEFAULTS["gamma"],
+            "max_new_tokens": min(DEFAULTS["max_new_tokens"], _max_new_tokens())}
+
+
+def _max_new_tokens() -> int:
+    """The Max new tokens slider's top: 256, or the host's limit below that."""
+    return min(MAX_NEW_TOKENS, host_limits().new_tokens or MAX_NEW_TOKENS)
+
+
+def _gamma_help() -> str:
+    measured = default_gamma(decoder_threads())
+    if measured is None:
+        return (f"Nothing is measured on this machine yet, so γ starts at {DEFAULTS['gamma']}. A run with the auto "
+                "size on measures the pair once; later sessions start at the fastest chain it predicts.")
+    return (f"Sessions start at γ = {measured}: the fastest chain predicted for the embedded pair on this machine "
+            "(its tree sizing, measured once). The auto size, when on, replaces γ.")
+
+
 def _use_pair() -> None:
-    """The trained EAGLE head (with prompt lookup in one tree) belongs to the embedded target; other
-    pairs draft with their small LM."""
-    st.session_state.drafter = "lookup+eagle" if st.session_state.pair == EMBEDDED_PAIR else "model"
+    """The embedded target drafts with the library's default for it (the trained EAGLE head beside
+    prompt lookup, when installed); other pairs draft with their small LM."""
+    st.session_state.drafter = default_drafter() if st.session_state.pair == EMBEDDED_PAIR else "model"
 
 
 def _use_prompt() -> None:
@@ -55,14 +81,14 @@ def _keep(*keys: str) -> None:
 
 
 def sidebar(page: str) -> None:
-    """Draw the controls on `page`; their values live in st.session_state under the DEFAULTS keys."""
+    """Draw the controls on `page`; their values live in st.session_state under the `_defaults` keys."""
     s = st.session_state
     if s.get("sidebar_page") != page:
         # Each page draws these widgets, and Streamlit drops a widget's state with the page it was
         # on, so re-assigning the keys on a page switch (and the first run) carries the values
         # over. Only then: a re-assignment also pushes the value back to the browser, and on every
         # rerun it would undo key presses made while the script was still running.
-        for key, value in DEFAULTS.items():
+        for key, value in _defaults().items():
             s[key] = s.get(key, value)
         s.sidebar_page = page
     with st.sidebar:
@@ -85,7 +111,7 @@ def sidebar(page: str) -> None:
         st.toggle("Size the tree for this machine (auto)", key="auto_size",
                   help="Measures once the target's verify cost and the drafter's acceptance by depth and rank, "
                        "then runs the depth, branches and budget predicted fastest (the Speedup page shows why).")
-        st.slider("γ: tokens drafted per iteration (a tree's depth)", 1, 16, key="gamma")
+        st.slider("γ: tokens drafted per iteration (a tree's depth)", 1, 16, key="gamma", help=_gamma_help())
         st.slider("Branches: children per drafted node (top-k; 1 = a chain)", 1, 8, key="branches",
                   help="More than 1 drafts a token tree: several continuations verified in one target pass.")
         st.slider("Node budget N per tree (0 = no budget)", 0, 64, key="nodes",
@@ -103,11 +129,14 @@ def sidebar(page: str) -> None:
         st.number_input("Top-k (0 = off)", 0, 1000, key="top_k")
         st.slider("Top-p", 0.05, 1.0, step=0.05, key="top_p")
         st.number_input("Seed", 0, 2**31 - 1, key="seed")
-        st.slider("Max new tokens", 1, 256, key="max_new_tokens")
+        limits = host_limits()
+        st.slider("Max new tokens", 1, _max_new_tokens(), key="max_new_tokens",
+                  help=f"This host allows at most {limits.new_tokens}." if limits.new_tokens else None)
         st.slider("Simulated target latency per call (ms)", 0, 500, step=10, key="target_latency_ms",
                   help="Petals setting: a remote target whose every forward pass costs a network round trip.")
         st.selectbox("Ready-made prompt", list(PROMPTS), key="prompt_choice", on_change=_use_prompt)
-        st.text_area("Prompt", key="prompt", height=140)
+        st.text_area("Prompt", key="prompt", height=140, help=f"This host accepts prompts of at most "
+                     f"{limits.prompt_tokens} tokens." if limits.prompt_tokens else None)
         st.session_state.caption_slot = st.empty()
     state.show_caption()
 

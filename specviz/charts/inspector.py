@@ -8,11 +8,13 @@ from plotly.subplots import make_subplots
 
 from specviz.charts.style import (
     ACCEPT_COLOR,
+    KINDS,
     NEUTRAL,
     P_COLOR,
     Q_COLOR,
     REJECT_COLOR,
     RESIDUAL_COLOR,
+    VERDICT_MARKS,
     layout,
     show_token,
 )
@@ -20,6 +22,11 @@ from specviz.charts.tree import node_labels
 from specviz.trace import DraftStep, FinalToken, Iteration, TopK
 
 VERDICT_COLORS = {"accepted": ACCEPT_COLOR, "rejected": REJECT_COLOR, "unverified": NEUTRAL}
+# The verdict written right of the plot, where no bar or u can cover it: a glyph, and bold / struck / italic words.
+VERDICT_LABELS = {"accepted": f"<b>{VERDICT_MARKS['accepted'].glyph} accepted</b>",
+                  "rejected": f"{VERDICT_MARKS['rejected'].glyph} <s>rejected</s>",
+                  "unverified": f"<i>{VERDICT_MARKS['unverified'].glyph} unverified</i>"}
+VERDICT_INK = {"accepted": KINDS["accepted"].color, "rejected": KINDS["rejected"].color, "unverified": "#555555"}
 MARK = {"color": "#000000", "width": 4}
 
 
@@ -57,7 +64,8 @@ def pq_bars(step: DraftStep) -> go.Figure:
 
 def acceptance_test(iteration: Iteration) -> go.Figure:
     """One row per drafted node (its depth, and a letter for a tree's nodes of one depth): the bar is
-    min(1, p/q), the diamond is u; accept when u ≤ bar.
+    min(1, p/q), the diamond is u; accept when u ≤ bar. The verdict is written right of the plot, so a
+    bar of any width and the diamond leave it readable.
 
     Leviathan et al., Algorithm 1. For the greedy and Spec-Verification rules (no u) the bar shows
     p(x̃) and the verdict comes from the rule. A tree's sibling tried after a rejected one was tested
@@ -72,14 +80,17 @@ def acceptance_test(iteration: Iteration) -> go.Figure:
     fig.add_bar(y=labels, x=bars, orientation="h", name="min(1, p/q)" if lossless else "p(x̃)",
                 marker_color=[VERDICT_COLORS[s.verdict] for s in steps],
                 marker_pattern_shape=["" if s.verdict == "accepted" else "x" if s.verdict == "rejected" else "."
-                                      for s in steps],
-                text=[s.verdict.upper() for s in steps], textposition="inside", insidetextanchor="start")
+                                      for s in steps])
+    for label, s in zip(labels, steps):
+        fig.add_annotation(x=1, xref="paper", xanchor="left", xshift=12, y=label, yref="y", showarrow=False,
+                           text=VERDICT_LABELS[s.verdict], font={"color": VERDICT_INK[s.verdict]})
     if lossless:
         fig.add_scatter(y=labels, x=[s.u for s in steps], mode="markers", name="u ~ U(0, 1)",
                         marker={"symbol": "diamond", "size": 18, "color": "#000000", "line": {"color": "white",
                                                                                            "width": 2}})
     fig.update_xaxes(range=[0, 1.02], title_text="probability")
     fig.update_yaxes(autorange="reversed", title_text="depth: drafted token")
+    fig.update_layout(margin={"r": 170})
     return layout(fig, "Acceptance test: accept while u ≤ min(1, p/q)" if lossless else
                   f"Acceptance test ({steps[0].rule if steps else ''} rule)", height=140 + 60 * max(1, len(steps)))
 

@@ -29,12 +29,19 @@ class Cell:
 def iteration_cells(it: Iteration, passed: list[bool] | None = None) -> list[Cell]:
     """Cells along the accepted path, then the bifurcation (every child tried there), the first
     child's discarded continuation, or the bonus. `passed` = each node's own test under another
-    rule (see `specviz.reverify`): the path is then the walk through passing nodes; the recorded one by default."""
+    rule (see `specviz.reverify`): the path is then the walk through passing nodes; the recorded one by default.
+    A run that ended on an accepted draft (end-of-sequence, or the token budget: the iteration has no final
+    token) shows nothing after it: no bifurcation, no bonus."""
     recorded = [i for i, d in enumerate(it.drafts) if d.verdict == "accepted"]
     path = recorded if passed is None else walk(passed, it.parents)[0]
+    ended = it.final is None and bool(recorded) and recorded[-1] in path
+    if ended:
+        path = path[: path.index(recorded[-1]) + 1]
     relaxed = path != recorded
     tree = children(it.parents)
     cells = [Cell([it.drafts[i].token], it.drafts[i].token, "kept", len(tree[it.parents[i]])) for i in path]
+    if ended:
+        return cells
     kids = tree.get(path[-1] if path else -1, [])
     if not kids:
         bonus = it.final.token if it.final is not None and not relaxed else None

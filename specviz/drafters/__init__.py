@@ -2,13 +2,39 @@
 
 from __future__ import annotations
 
+import torch
+
 from specviz.drafters.base import Draft, Drafter, empty_draft
 from specviz.drafters.draft_model import DraftModelDrafter
 from specviz.drafters.ngram import NgramDrafter
 from specviz.errors import SpecvizError
-from specviz.models import LoadedModel, check_same_vocab, load_model
+from specviz.models import EMBEDDED, LoadedModel, check_same_vocab, load_model
 
 DRAFTER_KINDS = ("eagle", "tiny", "ngram", "model", "lookup+eagle", "none")
+
+
+def default_drafter(target: str | None = None) -> str:
+    """The drafter kind a run of `target` (None: the embedded one) gets when none is named: prompt lookup
+    beside the shipped EAGLE head ("lookup+eagle") for the embedded target when the head's weights are
+    installed, else prompt lookup alone ("ngram"), which needs no weights and suits any target."""
+    from specviz.drafters import eagle
+
+    return "lookup+eagle" if target in (None, EMBEDDED) and eagle.DEFAULT_WEIGHTS.is_file() else "ngram"
+
+
+def drafter_name(kind: str, model: str | None = None) -> str:
+    """The name `build_drafter(kind, target, model)` gives its drafter, known before anything loads (the
+    drafter's cached sizing is kept under it): for the kinds that load no draft LM."""
+    from specviz.drafters.eagle import head_name
+    from specviz.drafters.tiny import lm_name
+
+    lookup = NgramDrafter(0, torch.device("cpu")).name
+    names = {"eagle": head_name(model), "tiny": lm_name(model), "ngram": lookup,
+             "lookup+eagle": f"{lookup} + {head_name(model)}"}
+    if kind not in names:
+        raise SpecvizError(f"no name is known before loading for drafter kind {kind!r}; only for "
+                           f"{', '.join(names)}")
+    return names[kind]
 
 
 def build_drafter(kind: str, target: LoadedModel, model: str | None = None,
@@ -47,4 +73,4 @@ def build_drafter(kind: str, target: LoadedModel, model: str | None = None,
 
 
 __all__ = ["DRAFTER_KINDS", "Draft", "Drafter", "DraftModelDrafter", "NgramDrafter",
-           "build_drafter", "empty_draft"]
+           "build_drafter", "default_drafter", "drafter_name", "empty_draft"]

@@ -134,6 +134,11 @@ class EagleDrafter(Drafter):
         return spread(self.head.logits(features), self.head.vocab, self.vocab)
 
 
+def head_name(path: Path | str | None = None) -> str:
+    """The drafter's name for the weights in `path` (default: the shipped ones)."""
+    return f"EAGLE head ({Path(path or DEFAULT_WEIGHTS).stem})"
+
+
 def load_eagle(target: LoadedModel, path: Path | None = None) -> EagleDrafter:
     """The trained head in `path` (default: the shipped one), refused unless it belongs to `target`."""
     path = Path(path) if path else DEFAULT_WEIGHTS
@@ -142,5 +147,4 @@ def load_eagle(target: LoadedModel, path: Path | None = None) -> EagleDrafter:
     head.load_state_dict(state)
     head = head.to(device=target.device, dtype=target.dtype)
     pack_head(head)
-    return EagleDrafter(head, target.vocab_size,
-                        name=f"EAGLE head ({path.stem})")
+    return EagleDrafter(head, target.vocab_size, name=head_name(path))

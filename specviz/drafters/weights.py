@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import torch
-from safetensors import safe_open
+from safetensors import SafetensorError, safe_open
 from safetensors.torch import save_file
 
 from specviz.errors import SpecvizError
@@ -48,11 +48,17 @@ def save_weights(path: Path, state: dict[str, torch.Tensor], kind: str, config: 
 
 def load_weights(path: Path, kind: str, target: LoadedModel) -> tuple[dict[str, torch.Tensor], dict]:
     """(state dict, config) of a weight file, refused unless it is a `kind` drafter for `target`."""
+    expected = f"a .safetensors weights file for the {kind} drafter"
     if not path.exists():
-        raise SpecvizError(f"drafter weights not found: {path}")
-    with safe_open(str(path), framework="pt") as f:
-        meta = f.metadata() or {}
-        state = {k: f.get_tensor(k) for k in f.keys()}
+        raise SpecvizError(f"drafter weights not found: {path} (expected {expected})")
+    if not path.is_file():
+        raise SpecvizError(f"{path} is a directory, not {expected}")
+    try:
+        with safe_open(str(path), framework="pt") as f:
+            meta = f.metadata() or {}
+            state = {k: f.get_tensor(k) for k in f.keys()}
+    except (SafetensorError, OSError) as error:
+        raise SpecvizError(f"{path} is not {expected}: {str(error).strip() or type(error).__name__}") from error
     if meta.get("kind") != kind:
         raise SpecvizError(f"{path.name} holds a {meta.get('kind')!r} drafter, not {kind!r}")
     if meta.get("target_fingerprint") != fingerprint(target):

@@ -1,0 +1,65 @@
+"""Limits a public host sets on every run through environment variables (unset: no limit).
+
+SPECVIZ_MAX_PROMPT_TOKENS   prompt tokens (after the chat template) a run accepts
+SPECVIZ_MAX_NEW_TOKENS      max_new_tokens a run may ask for
+SPECVIZ_MAX_RUN_SECONDS     seconds of decoding, after which the run stops at the end of its current iteration;
+                            the trace keeps what was decided and says the limit stopped it (`Trace.stopped_by`)
+
+`Run` reads them when it starts (`host_limits`); the decoder's own short measuring runs (the tree sizer's
+calibration, a new model pair's warm-up) pass `NO_LIMITS`.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from specviz.errors import SpecvizError
+
+PROMPT_TOKENS = "SPECVIZ_MAX_PROMPT_TOKENS"
+NEW_TOKENS = "SPECVIZ_MAX_NEW_TOKENS"
+RUN_SECONDS = "SPECVIZ_MAX_RUN_SECONDS"
+
+
+@dataclass(frozen=True)
+class Limits:
+    prompt_tokens: int | None = None
+    new_tokens: int | None = None
+    run_seconds: float | None = None
+
+    def check(self, prompt_tokens: int, max_new_tokens: int) -> None:
+        """Refuse a run whose prompt or token budget is over the host's limits."""
+        if self.prompt_tokens is not None and prompt_tokens > self.prompt_tokens:
+            raise SpecvizError(f"the prompt has {prompt_tokens} tokens; this host accepts at most "
+                               f"{self.prompt_tokens} ({PROMPT_TOKENS})")
+        if self.new_tokens is not None and max_new_tokens > self.new_tokens:
+            raise SpecvizError(f"max_new_tokens is {max_new_tokens}; this host allows at most "
+                               f"{self.new_tokens} ({NEW_TOKENS})")
+
+    def out_of_time(self, seconds: float) -> str | None:
+        """Why a run that has decoded for `seconds` must stop, or None while it may go on."""
+        if self.run_seconds is None or seconds < self.run_seconds:
+            return None
+        return f"the host's run-time limit of {self.run_seconds:g} s ({RUN_SECONDS})"
+
+
+NO_LIMITS = Limits()
+
+
+def host_limits() -> Limits:
+    """The limits set in the environment; a malformed value raises SpecvizError naming the variable."""
+    return Limits(_read(PROMPT_TOKENS, int), _read(NEW_TOKENS, int), _read(RUN_SECONDS, float))
+
+
+def _read(name: str, kind: type[int] | type[float]) -> int | float | None:
+    text = os.environ.get(name, "").strip()
+    if not text:
+        return None
+    what = "a whole number >= 1" if kind is int else "a number of seconds > 0"
+    try:
+        value = kind(text)
+    except ValueError:
+        raise SpecvizError(f"{name} must be {what}, got {text!r}") from None
+    if not (value >= 1 if kind is int else 0 < value < float("inf")):
+        raise SpecvizError(f"{name} must be {what}, got {text!r}")
+    return value
