@@ -45,13 +45,14 @@ def test_lane_shows_clock_counter_rate_and_escaped_text():
     end = lane(TARGET_ALONE, trace, 5.0)
     assert "2.0 s" in end and "4 tokens" in end and "2.0 tokens/s" in end and "✓ finished" in end
     assert "0.0 s" in lane(TARGET_ALONE, trace, 0.0) and "– tokens/s" in lane(TARGET_ALONE, trace, 0.0)
+    assert ">1 token<" in lane(TARGET_ALONE, trace, 0.5)
 
 
 def test_race_chart_steps_both_runs_and_states_the_speedup():
     study = comparison()
     fig = race_chart(study).to_dict()
     base, speculative = fig["data"]
-    assert base["line"]["dash"] == TARGET_ALONE.dash and speculative["line"]["color"] == SPECULATIVE.color
+    assert base["line"]["width"] < speculative["line"]["width"] and speculative["line"]["color"] == SPECULATIVE.color
     assert base["line"]["shape"] == speculative["line"]["shape"] == "hv"
     tokens = len(study.baseline.generated_ids)
     assert base["x"][-1] == study.baseline.wall_time and base["y"][-1] == tokens and base["y"][0] == 0
@@ -99,7 +100,8 @@ def test_replay_of_a_stored_study_needs_no_model():
     at = AppTest.from_file(APP, default_timeout=60)
     at.run()
     at.toggle(key="race_view").set_value(True).run()
-    assert at.button(key="race_replay").disabled and not race_lanes(at)
+    at.button(key="race_replay").click().run()
+    assert at.info[0].value.startswith("Press **Race**") and not race_lanes(at)
     study = comparison(tokens=12)  # a race of about a second
     at.session_state["studies"] = {"comparison": study}  # as a loaded or shipped study would be
     at.run()

@@ -31,8 +31,7 @@ def section(show_rejected: bool) -> None:
     run = left.button("Race: target alone vs speculative", key="race",
                       help="Runs the target alone, then speculative decoding, on the same prompt and seed (unless "
                            "the last comparison already ran on these settings), then replays them side by side.")
-    replay = middle.button("Replay", key="race_replay", disabled=study is None,
-                           help="Replays the stored comparison without running anything.")
+    replay = middle.button("Replay", key="race_replay", help="Replays the stored comparison without running anything.")
     speed = SPEEDS[right.radio("Pace", list(SPEEDS), horizontal=True, key="race_speed")]
     st.caption(PACE)
     if run:
@@ -42,11 +41,13 @@ def section(show_rejected: bool) -> None:
                 "them side by side.")
         return
     slots = [column.empty() for column in st.columns(2)]
+    result = st.empty()  # cleared while the race plays: the last race's result must not give it away
     if run or replay:
         play(study, slots, speed, show_rejected)
     else:
         draw(study, slots, duration(study), show_rejected)
-    verdict(study)
+    with result.container():
+        verdict(study)
 
 
 def measured() -> Study | None:

@@ -23,15 +23,17 @@ from specviz.trace import Trace
 
 @dataclass(frozen=True)
 class Runner:
-    """How one side of the race is drawn: its name, colour and (for grey projectors) line dash."""
+    """How one side of the race is drawn: its name, its colour and, for grey projectors, its lane's top
+    border style and its line's width (a dashed staircase reads as broken)."""
 
     title: str
     color: str
-    dash: str
+    border: str
+    width: int
 
 
-TARGET_ALONE = Runner("Target alone", KINDS["target"].color, "dash")
-SPECULATIVE = Runner("Speculative decoding", ACCEPT_COLOR, "solid")
+TARGET_ALONE = Runner("Target alone", KINDS["target"].color, "dashed", 3)
+SPECULATIVE = Runner("Speculative decoding", ACCEPT_COLOR, "solid", 6)
 
 
 def runners(study: Study) -> list[tuple[Runner, Trace]]:
@@ -57,24 +59,26 @@ def committed(trace: Trace, t: float) -> int:
 def lane(runner: Runner, trace: Trace, t: float, show_rejected: bool = True) -> str:
     """HTML of one side at race time `t`: its clock, tokens committed, tokens/s, a progress bar and the
     text so far in the token-kind colours. Large type, for a projector."""
-    done = iterations_done(trace, t)
-    tokens = sum(len(it.emitted_ids) for it in trace.iterations[:done])
+    done, tokens = iterations_done(trace, t), committed(trace, t)
     clock = min(t, trace.wall_time)
     finished = t >= trace.wall_time
     rate = f"{tokens / clock:.1f}" if clock > 0 else "–"
     share = 100 * tokens / len(trace.generated_ids) if trace.generated_ids else 100
     status = "✓ finished" if finished else "● running"
+    count = f"{tokens} token{'' if tokens == 1 else 's'}"
+    models = html.escape(f"{trace.target} ← {trace.drafter}")
     text = colored_text(replace(trace, iterations=trace.iterations[:done]), show_rejected)
     return (
-        f'<div class="specviz-race-lane" style="border-top: 8px {runner.dash} {runner.color}; padding-top: 0.6rem;">'
+        f'<div class="specviz-race-lane" style="border-top: 8px {runner.border} {runner.color}; padding-top: 0.6rem;">'
         f'<div style="font-size: 1.6rem; font-weight: 700; color: {runner.color};">{html.escape(runner.title)} '
         f'<span style="font-size: 1.1rem; font-weight: 400;">{status}</span></div>'
-        f'<div style="font-size: 0.95rem; color: #555;">{html.escape(f"{trace.target} ← {trace.drafter}")}</div>'
-        f'<div style="display: flex; gap: 1.6rem; align-items: baseline; flex-wrap: wrap; '
-        f'font-variant-numeric: tabular-nums;">'
+        f'<div title="{models}" style="font-size: 0.95rem; color: #555; white-space: nowrap; overflow: hidden; '
+        f'text-overflow: ellipsis;">{models}</div>'
+        f'<div style="display: flex; gap: 1.6rem; align-items: baseline; font-variant-numeric: tabular-nums;">'
         f'<span class="race-clock" style="font-size: 3.4rem; font-weight: 700;">{clock:.1f} s</span>'
-        f'<span class="race-tokens" style="font-size: 2.2rem; font-weight: 700;">{tokens} tokens</span>'
-        f'<span class="race-rate" style="font-size: 1.5rem;">{rate} tokens/s</span></div>'
+        f'<span class="race-tokens" style="font-size: 2.2rem; font-weight: 700;">{count}</span></div>'
+        f'<div class="race-rate" style="font-size: 1.5rem; font-variant-numeric: tabular-nums;">'
+        f'{rate} tokens/s</div>'
         f'<div style="height: 12px; background: #e6e6e6; border-radius: 6px; margin: 0.3rem 0 0.6rem;">'
         f'<div style="height: 12px; width: {share:.1f}%; background: {runner.color}; border-radius: 6px;"></div></div>'
         f'{text}</div>')
@@ -88,13 +92,13 @@ def race_chart(study: Study) -> go.Figure:
         counts = list(itertools.accumulate(len(it.emitted_ids) for it in trace.iterations))
         total = counts[-1] if counts else 0
         fig.add_scatter(x=[0.0, *trace.commit_times(), trace.wall_time], y=[0, *counts, total], mode="lines",
-                        line_shape="hv", line={"color": runner.color, "width": 4, "dash": runner.dash},
+                        line_shape="hv", line={"color": runner.color, "width": runner.width},
                         name=f"{runner.title}: {total} tokens in {trace.wall_time:.1f} s")
     speculative = study.variants[0].trace
     speedup = study.speedup(speculative)
     fig.add_annotation(x=speculative.wall_time, y=len(speculative.generated_ids), ax=40, ay=-50,
                        text="speedup n/a" if speedup is None else f"<b>{speedup:.2f}×</b> the target alone's tokens/s",
-                       font={"size": 22}, arrowwidth=2, bgcolor="white")
+                       font={"size": 22, "color": "#111111"}, arrowwidth=2, bgcolor="white")
     layout(fig, "Tokens over time", height=440, xaxis_title="seconds since the run started",
            yaxis_title="tokens committed")
     return fig
