@@ -1,11 +1,11 @@
-"""Generate: run the decoder and watch each iteration land."""
+"""Generate: run the decoder and watch each iteration land; race it against the target alone."""
 
 import time
 from contextlib import closing
 
 import streamlit as st
 
-from pages.ui import controls, models, state
+from pages.ui import controls, models, race, state
 from pages.ui.linked import linked_view
 from specviz import SpecvizError, Trace, charts
 from specviz.decoder_process import follow_trace, trace_stream
@@ -20,6 +20,8 @@ middle.button("Stop", key="stop", help="Ends the run after the current iteration
 with right:
     show_rejected = st.toggle("Show rejected drafts (struck through)", value=True, key="show_rejected")
     with_baseline = st.checkbox("Also run the target alone and measure the speedup", key="with_baseline")
+    race_view = st.toggle("Race view: the target alone against speculative decoding, side by side", key="race_view")
+race_area = st.container()  # filled once this run's generation (if any) is done
 
 if st.session_state.target_latency_ms:
     st.caption(f"Every target call waits an extra {st.session_state.target_latency_ms} ms (a remote target, as in "
@@ -72,18 +74,6 @@ def stream(turn: models.Turn, settings) -> None:
     state.show_caption()
 
 
-def run_baseline(turn: models.Turn, settings) -> Trace | None:
-    """The target alone on the same prompt and settings, with a progress bar."""
-    progress = st.progress(0.0, text="Running the target alone for the baseline…")
-    base = None
-    with closing(follow_trace(turn.request(trace_stream, st.session_state.prompt, settings, baseline=True))) as traces:
-        for base in traces:
-            progress.progress(min(1.0, len(base.generated_ids) / settings.max_new_tokens),
-                              text="Running the target alone for the baseline…")
-    progress.empty()
-    return base
-
-
 if st.session_state.pop("running", False) and not start:
     st.warning("Stopped: the trace holds the iterations decided before the stop.")
 
@@ -93,12 +83,19 @@ if start:
         settings = controls.settings()
         with models.exclusive() as turn:
             stream(turn, settings)
-            if with_baseline and (base := run_baseline(turn, settings)) is not None:
-                state.set_study(Study("comparison", base, [Variant({}, state.trace())]))
+            if with_baseline:
+                base = models.run_with_progress(turn, st.session_state.prompt, settings,
+                                                "Running the target alone for the baseline…", baseline=True)
+                if base is not None:
+                    state.set_study(Study("comparison", base, [Variant({}, state.trace())]), controls.ran_on())
             st.session_state.running = False
     except SpecvizError as error:
         st.session_state.running = False
         st.error(str(error))
+
+if race_view:
+    with race_area:
+        race.section(show_rejected)
 
 current = state.trace()
 if current is None:

@@ -74,6 +74,7 @@ class Run:
         try:
             while len(generated) < s.max_new_tokens and not self._ended(generated) and not self._out_of_time(start):
                 iteration = self._step(seq + generated, generated, len(trace.iterations))
+                iteration.elapsed = self.clock.now() - start  # when its tokens are committed (device synced)
                 generated.extend(iteration.emitted_ids)
                 trace.iterations.append(iteration)
                 yield iteration

@@ -1,6 +1,6 @@
 """The trace: everything one run decided, as plain records that save to JSON.
 
-Schema (version 2), top level:
+Schema (version 3), top level:
   format "specviz-trace", version, prompt, prompt_ids, target, drafter, device, dtype,
   settings (DecodeSettings), iterations [Iteration], generated_ids, text, wall_time, summary,
   threads (torch CPU threads of the process that ran it; 0 if unknown), waited (seconds the run
@@ -9,7 +9,10 @@ Schema (version 2), top level:
   limit; null when it ran to EOS or max_new_tokens or was stopped by its user; optional, added in version 2).
 Iteration: index, drafted, accepted, emitted_ids, drafts [DraftStep], final FinalToken | null,
   draft_time, verify_time, sample_time, draft_calls (seconds; drafter forward passes), unsure
-  (the drafter stopped before γ: its most likely token fell below settings.draft_confidence).
+  (the drafter stopped before γ: its most likely token fell below settings.draft_confidence),
+  elapsed (seconds from the run's start to the end of the iteration, when its tokens were committed:
+  the prefill and the recording included, read after the device finished; added in version 3, a
+  version 1 or 2 file loads with it derived from the cumulative phase times scaled to wall_time).
   `drafts` are the nodes of the iteration's token tree (a chain in order, or parents before children).
 DraftStep: position (the node's depth, 1-based), token_id, token, q, p (the target's, after the
   node's parent), ratio (what the test compared with u: p(x)/q(x), with p' for a sibling tried after a
@@ -28,6 +31,7 @@ TopK: ids, tokens, probs.
 
 from __future__ import annotations
 
+import itertools
 import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -38,7 +42,7 @@ from specviz.errors import SpecvizError
 from specviz.settings import DecodeSettings
 
 FORMAT = "specviz-trace"
-VERSION = 2
+VERSION = 3
 MAX_BYTES = 64 * 2**20  # a larger trace or study file is refused before it is parsed
 
 
@@ -91,6 +95,7 @@ class Iteration:
     sample_time: float = 0.0
     draft_calls: int = 0
     unsure: bool = False
+    elapsed: float | None = None  # None: not recorded (an iteration built by hand)
 
     @property
     def parents(self) -> list[int]:
@@ -164,6 +169,13 @@ class Trace:
             accepted_histogram=histogram, c=c, draft_time=draft_time, verify_time=verify_time,
             sample_time=sum(it.sample_time for it in its))
 
+    def commit_times(self) -> list[float]:
+        """When each iteration's tokens were committed, in seconds from the run's start: as recorded, or
+        derived from the phase times (`derived_elapsed`) where an iteration does not say."""
+        if all(it.elapsed is not None for it in self.iterations):
+            return [it.elapsed for it in self.iterations]
+        return derived_elapsed(self.iterations, self.wall_time)
+
     def to_dict(self) -> dict:
         data = asdict(self)
         data["settings"] = self.settings.to_dict()
@@ -193,10 +205,13 @@ def trace_from_dict(data: dict) -> Trace:
     """Rebuild a Trace from its JSON form; anything else raises SpecvizError."""
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise SpecvizError("not a specviz trace (missing \"format\": \"specviz-trace\")")
-    if data.get("version") not in (1, VERSION):
+    if data.get("version") not in range(1, VERSION + 1):
         raise SpecvizError(f"unsupported specviz trace version {data.get('version')!r} (expected 1 to {VERSION})")
     try:
         iterations = [_iteration(it) for it in data["iterations"]]
+        if data["version"] < 3:  # before iterations recorded when they ended
+            for it, elapsed in zip(iterations, derived_elapsed(iterations, float(data["wall_time"]))):
+                it.elapsed = elapsed
         return Trace(
             prompt=data["prompt"], prompt_ids=list(data["prompt_ids"]), target=data["target"],
             drafter=data["drafter"], settings=DecodeSettings(**data["settings"]),
@@ -206,6 +221,16 @@ def trace_from_dict(data: dict) -> Trace:
             waited=float(data.get("waited", 0.0)), stopped_by=data.get("stopped_by"))
     except (KeyError, TypeError, ValueError) as error:
         raise SpecvizError(f"not a valid specviz trace: {error}") from error
+
+
+def derived_elapsed(iterations: list[Iteration], wall_time: float) -> list[float]:
+    """Each iteration's end estimated from the cumulative phase times (equal steps if none was timed),
+    scaled so that the last one ends at `wall_time`; for iterations that did not record `elapsed`."""
+    steps = [it.draft_time + it.verify_time + it.sample_time for it in iterations]
+    if not any(steps):
+        steps = [1.0] * len(steps)
+    total = sum(steps)
+    return [min(wall_time, wall_time * done / total) for done in itertools.accumulate(steps)]
 
 
 def load_trace(path: str | Path) -> Trace:

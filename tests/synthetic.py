@@ -1,5 +1,5 @@
-"""Traces made by hand (a long chain accepted with probability α, a token tree), seeded, no model
-needed; and a drafter that proposes a fixed tree."""
+"""Traces made by hand (a long chain accepted with probability α, the target alone, a token tree), seeded,
+no model needed; and a drafter that proposes a fixed tree."""
 
 from __future__ import annotations
 
@@ -33,6 +33,14 @@ def synthetic_trace(tokens: int = 512, gamma: int = 4, alpha: float = 0.55, seed
     return Trace("A long answer.", [1, 2, 3], "target", "drafter", DecodeSettings(gamma=gamma, max_new_tokens=tokens),
                  iterations=iterations, generated_ids=generated, text="", wall_time=sum(
                      it.draft_time + it.verify_time + it.sample_time for it in iterations))
+
+
+def synthetic_baseline(ids: list[int], step: float = 0.05) -> Trace:
+    """The target alone writing `ids`, one token per iteration, each taking `step` seconds."""
+    iterations = [Iteration(i, 0, 0, [token], final=FinalToken("target", token, f" w{token}", "p"), verify_time=step,
+                            elapsed=step * (i + 1)) for i, token in enumerate(ids)]
+    return Trace("A long answer.", [1, 2, 3], "target", "none (baseline)", DecodeSettings(max_new_tokens=len(ids)),
+                 iterations=iterations, generated_ids=list(ids), text="", wall_time=step * len(ids))
 
 
 WORDS = ["The", " the", " a", " one", " my", " his", " big", " small", " red", " blue", " cat", " dog", " sat", " on"]

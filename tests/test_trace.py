@@ -42,6 +42,9 @@ def test_each_iteration_is_consistent(trace):
             assert it.final.kind == "bonus" and it.accepted == it.drafted
         assert it.final.token_id == it.emitted_ids[-1]
         assert min(it.draft_time, it.verify_time, it.sample_time) > 0
+    times = trace.commit_times()
+    assert times == [it.elapsed for it in trace.iterations] and times == sorted(times)
+    assert 0 < times[0] and times[-1] <= trace.wall_time
 
 
 def test_summary_statistics(trace):
@@ -61,7 +64,7 @@ def test_json_round_trip(trace, tmp_path):
     path = tmp_path / "trace.json"
     trace.save(path)
     data = json.loads(path.read_text())
-    assert data["format"] == "specviz-trace" and data["version"] == 2
+    assert data["format"] == "specviz-trace" and data["version"] == 3
     loaded = load_trace(path)
     assert loaded == trace
     assert loaded.summary() == trace.summary()

@@ -151,6 +151,12 @@ def settings() -> DecodeSettings:
                           max_new_tokens=int(s.max_new_tokens), target_latency_ms=float(s.target_latency_ms))
 
 
+def ran_on() -> tuple[ModelSpec, DecodeSettings, str]:
+    """What a measurement made now depends on: the models, the settings and the prompt; raises
+    SpecvizError for invalid values."""
+    return models(), settings(), st.session_state.prompt
+
+
 def models() -> ModelSpec:
     """The chosen pair and drafter; raises SpecvizError for a custom pair with no target."""
     s = st.session_state

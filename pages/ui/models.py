@@ -19,8 +19,8 @@ import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
 from pages.ui import controls
-from specviz import SpecvizError
-from specviz.decoder_process import DecoderProcess, ModelSpec, Request
+from specviz import DecodeSettings, SpecvizError, Trace
+from specviz.decoder_process import DecoderProcess, ModelSpec, Request, follow_trace, trace_stream
 
 
 @st.cache_resource(show_spinner=False)
@@ -68,6 +68,19 @@ def exclusive() -> Iterator[Turn]:
         yield Turn(decoder(), controls.models(), waited, st.empty())
     finally:
         lock.release()
+
+
+def run_with_progress(turn: Turn, prompt: str, settings: DecodeSettings, what: str,
+                      baseline: bool = False) -> Trace | None:
+    """One run in the decoder process with a progress bar saying `what`; its trace, None if it decided
+    nothing. With `baseline`, the target alone."""
+    progress = st.progress(0.0, text=what)
+    trace = None
+    with closing(follow_trace(turn.request(trace_stream, prompt, settings, baseline=baseline))) as traces:
+        for trace in traces:
+            progress.progress(min(1.0, len(trace.generated_ids) / settings.max_new_tokens), text=what)
+    progress.empty()
+    return trace
 
 
 def runs_with_progress(what: str, total: int, work: Callable[..., Iterable],

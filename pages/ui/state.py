@@ -66,9 +66,17 @@ def study(kind: str) -> Study | None:
     return next((_example(e.name)[1][kind] for e in PACK if e.study == kind), None)
 
 
-def set_study(new: Study) -> None:
+def set_study(new: Study, ran_on: tuple | None = None) -> None:
+    """Keep `new` as the session's study of its kind; `ran_on`: the sidebar's models, settings and
+    prompt it was measured on here (`controls.ran_on`), None for one that came from elsewhere."""
     st.session_state.setdefault("studies", {})[new.kind] = new
     show(LIVE)
+    st.session_state.setdefault("studies_ran_on", {})[new.kind] = ran_on
+
+
+def ran_on(kind: str) -> tuple | None:
+    """What the session's study of this kind was measured on here (see `set_study`)."""
+    return st.session_state.get("studies_ran_on", {}).get(kind)
 
 
 def studies() -> list[Study]:
