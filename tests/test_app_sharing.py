@@ -7,9 +7,9 @@ import time
 from pathlib import Path
 
 import pytest
+from apps import use_tiny_pair
 from streamlit.testing.v1 import AppTest
 
-from pages.ui.controls import CUSTOM_PAIR
 from pages.ui.models import run_lock
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
@@ -18,18 +18,10 @@ APP = str(Path(__file__).resolve().parent.parent / "app.py")
 @pytest.fixture
 def session(tiny_llama_dirs):
     """A fresh session set up for the tiny same-vocabulary pair; call it with a prompt."""
-    target, drafter = tiny_llama_dirs
-
     def start(prompt: str) -> AppTest:
         at = AppTest.from_file(APP, default_timeout=120)
         at.run()
-        at.selectbox(key="pair").set_value(CUSTOM_PAIR).run()
-        at.text_input(key="custom_target").set_value(str(target))
-        at.text_input(key="custom_drafter").set_value(str(drafter))
-        at.selectbox(key="drafter").set_value("model")
-        at.text_area(key="prompt").set_value(prompt)
-        at.slider(key="max_new_tokens").set_value(6).run()
-        return at
+        return use_tiny_pair(at, tiny_llama_dirs, prompt, 6)
 
     return start
 

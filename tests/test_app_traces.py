@@ -6,10 +6,10 @@ import json
 from pathlib import Path
 
 import pytest
+from apps import use_tiny_pair
 from streamlit.testing.v1 import AppTest
 from test_charts import make_trace
 
-from pages.ui.controls import CUSTOM_PAIR
 from specviz.charts.linked import PICK
 from specviz.study import Study, Variant
 
@@ -84,14 +84,7 @@ def test_a_trace_cut_by_the_hosts_time_limit_says_so(app):
 
 @pytest.fixture
 def tiny_pair(app, tiny_llama_dirs) -> AppTest:
-    target, drafter = tiny_llama_dirs
-    app.selectbox(key="pair").set_value(CUSTOM_PAIR).run()
-    app.text_input(key="custom_target").set_value(str(target))
-    app.text_input(key="custom_drafter").set_value(str(drafter))
-    app.selectbox(key="drafter").set_value("model")
-    app.text_area(key="prompt").set_value("w1 w2 w3 w4")
-    app.slider(key="max_new_tokens").set_value(8).run()
-    return app
+    return use_tiny_pair(app, tiny_llama_dirs, "w1 w2 w3 w4", 8)
 
 
 def test_gamma_sweep_and_spec_grid(tiny_pair):

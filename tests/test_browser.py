@@ -79,6 +79,13 @@ def open_page(page, link: str, title: str) -> None:
     settle(page, title)
 
 
+def wait_for_the_run(page) -> None:
+    """Until the run's first tokens are on the page (it opened on an example's text: the sidebar
+    says when the session's own run is what the pages show)."""
+    page.locator("[data-testid='stSidebar']").get_by_text("Showing: last run").wait_for(timeout=120_000)
+    page.wait_for_selector(".specviz-text .tok", timeout=120_000)
+
+
 @contextmanager
 def app_page(url: str, height: int):
     """Chromium showing the app's first page, settled; closed afterwards."""
@@ -108,7 +115,7 @@ def test_generate_inspect_speedup(app_url):
         expect(slider).to_have_attribute("aria-valuetext", "12")  # no key press lost to a rerun
         clicked = time.monotonic()
         page.get_by_role("button", name="Generate").click()
-        page.wait_for_selector(".specviz-text .tok", timeout=120_000)
+        wait_for_the_run(page)
         first_token = time.monotonic()
         settle(page)
         assert page.get_by_test_id("stMetric").first.is_visible()
@@ -156,12 +163,12 @@ def test_the_app_times_a_run_as_the_library_does(app_url, embedded):
 
     url, _ = app_url
     with app_page(url, 1600) as page:
-        page.get_by_text("Size the tree for this machine (auto)").click()   # a chain: γ 4
+        page.get_by_text("Size the tree for this machine (auto)").click()   # a chain at the sidebar's γ
         settle(page)
         page.get_by_role("combobox", name="Drafter", exact=True).click()
         page.get_by_role("option", name="eagle", exact=True).click()
         settle(page)
-        for _ in range(2):  # the EAGLE head, lossless sampling at T 0.5, γ 4, seed 0, 48 tokens
+        for _ in range(2):  # the EAGLE head, lossless sampling at T 0.5, seed 0, 48 tokens
             page.get_by_role("button", name="Generate").click()
             page.wait_for_selector("[data-test-script-state='running']")
             settle(page)
@@ -241,7 +248,7 @@ def test_a_real_tree_run_and_the_tree_sizes(app_url):
         set_slider(page, "Branches", 2)
         set_slider(page, "Node budget", 10)
         page.get_by_role("button", name="Generate").click()
-        page.wait_for_selector(".specviz-text .tok", timeout=120_000)
+        wait_for_the_run(page)
         settle(page)
         tree = page.locator("[data-testid='stPlotlyChart']", has_text="the token tree").first
         tree.scroll_into_view_if_needed()

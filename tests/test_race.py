@@ -7,10 +7,10 @@ import json
 from pathlib import Path
 
 import pytest
+from apps import use_tiny_pair
 from streamlit.testing.v1 import AppTest
 from synthetic import synthetic_baseline, synthetic_trace
 
-from pages.ui.controls import CUSTOM_PAIR
 from specviz import trace_from_dict
 from specviz.charts.race import SPECULATIVE, TARGET_ALONE, agreement, committed, lane, race_chart
 from specviz.study import Study, Variant
@@ -133,16 +133,10 @@ def test_the_shipped_race_replays_with_no_model():
 
 
 def test_live_race_on_a_tiny_pair_writes_identical_greedy_texts(tiny_llama_dirs):
-    target, drafter = tiny_llama_dirs
     at = AppTest.from_file(APP, default_timeout=180)
     at.run()
-    at.selectbox(key="pair").set_value(CUSTOM_PAIR).run()
-    at.text_input(key="custom_target").set_value(str(target))
-    at.text_input(key="custom_drafter").set_value(str(drafter))
-    at.selectbox(key="drafter").set_value("model")
-    at.text_area(key="prompt").set_value("w1 w2 w3 w4")
+    use_tiny_pair(at, tiny_llama_dirs, "w1 w2 w3 w4", 8)
     at.slider(key="temperature").set_value(0.0)
-    at.slider(key="max_new_tokens").set_value(8)
     at.toggle(key="race_view").set_value(True).run()
     at.button(key="race").click().run()
     assert not at.exception and not at.error

@@ -161,7 +161,8 @@ def _context(trace: Trace, index: int) -> LessonStep:
             f'<div style="{CONTEXT_CSS}"><span style="color: #666666;">{html.escape(prompt)}</span>{spans}</div>'
             f"<p>Target <b>{html.escape(trace.target)}</b>, drafter <b>{html.escape(trace.drafter)}</b>; "
             f"rule: {html.escape(_rule_text(trace))}; {html.escape(shape)}; {sampling}.</p>"
-            f"<p>This iteration continues from {_tok(last_committed(trace, index))}"
+            + ("<p>This iteration starts right after the prompt" if index == 0 else
+               f"<p>This iteration continues from {_tok(last_committed(trace, index))}")
             + (f" and drafted {it.drafted} tokens.</p>" if it.drafted else ".</p>"))
     return LessonStep("The context", body, "Before we look: which token would you expect next, and would a much "
                       "smaller model guess the same?")

@@ -1,0 +1,89 @@
+"""A class taught from the app alone, in a real browser (Debian's chromium, driven by Playwright): the
+app opens on the first shipped example with no model loaded, the Lesson walks its seven steps, and
+every page shows every example. Screenshots go to test-output/class-*.png, with class-timing.txt:
+how long each Lesson step and each page took to settle after its click.
+"""
+
+from __future__ import annotations
+
+import time
+
+import test_browser as browser
+from test_browser import (
+    OUT,
+    app_page,
+    app_url,  # noqa: F401  (the fixture: a fresh `streamlit run app.py`)
+    open_page,
+    settle,
+)
+
+from specviz.examples import PACK
+
+pytestmark = browser.pytestmark
+PAGES = ["Generate", "Lesson", "Iteration inspector", "Draft / verify table", "Speedup curves", "Theory", "Traces"]
+TITLES = {"Lesson": "Lesson: one iteration", "Speedup curves": "Speedup curves"}
+SHOTS = {"sampled-chat": PAGES, "copy-lookup": ["Generate"], "greedy-race": ["Generate"],
+         "gamma-sweep": ["Speedup curves"], "beta-tau-grid": ["Draft / verify table"],
+         "token-tree": ["Iteration inspector"]}
+
+
+def no_exception(page) -> None:
+    assert page.locator("[data-testid='stException']").count() == 0
+
+
+def timed(page, act) -> float:
+    """Seconds from `act()` to the page's script having run and settled."""
+    started = time.monotonic()
+    act()
+    page.wait_for_selector("[data-test-script-state='running']", timeout=5_000)
+    settle(page)
+    return time.monotonic() - started
+
+
+def show_example(page, title: str) -> None:
+    page.locator("[data-testid='stSidebar'] [data-testid='stSelectbox']").first.click()
+    page.get_by_role("option", name=f"Example: {title}").click()
+    settle(page)
+
+
+def test_a_class_from_the_shipped_examples(app_url):  # noqa: F811
+    url, _ = app_url
+    times: list[str] = []
+    with app_page(url, 1600) as page:
+        sidebar = page.locator("[data-testid='stSidebar']")
+        sidebar.get_by_text(f"Showing: example {PACK[0].name}").wait_for(timeout=10_000)  # the first example
+        assert page.locator(".specviz-text .tok").count() > 10  # with its text, before any model loaded
+        page.screenshot(path=OUT / "class-open.png", full_page=True)
+        open_page(page, "Lesson", "Lesson: one iteration")
+        for step in range(1, 8):
+            header = page.locator("h2", has_text=f"Step {step} of 7")
+            header.wait_for(timeout=10_000)
+            page.wait_for_timeout(300)  # let plotly draw
+            no_exception(page)
+            page.screenshot(path=OUT / f"class-lesson-{step}.png", full_page=True)
+            if step < 7:
+                seconds = timed(page, lambda: page.get_by_role("button", name="Next ▶").click())
+                times.append(f"lesson step {step + 1}: {seconds:.2f} s")
+                assert seconds < 2, times[-1]
+        for example in PACK:
+            show_example(page, example.title)
+            for name in PAGES:
+                seconds = timed(page, lambda name=name: page.get_by_role("link", name=name).click())
+                page.wait_for_selector(f"h1:has-text('{TITLES.get(name, name)}')")
+                times.append(f"{example.name}, {name}: {seconds:.2f} s")
+                no_exception(page)
+                assert page.get_by_text("No trace yet").count() == 0, times[-1]
+                if name in SHOTS[example.name]:
+                    page.wait_for_timeout(500)  # let plotly draw
+                    shot = name.lower().replace(" / ", "-").replace(" ", "-")
+                    page.screenshot(path=OUT / f"class-{example.name}-{shot}.png", full_page=True)
+        show_example(page, next(e.title for e in PACK if e.study == "comparison"))
+        open_page(page, "Generate", "Generate")
+        page.get_by_text("Race view").click()
+        settle(page)
+        page.wait_for_selector(".specviz-race-lane", timeout=10_000)
+        page.get_by_role("button", name="Replay").click()
+        page.get_by_text("Identical output ✓").wait_for(timeout=60_000)
+        settle(page)
+        page.screenshot(path=OUT / "class-race.png", full_page=True)
+    (OUT / "class-timing.txt").write_text("\n".join(times) + "\n")
