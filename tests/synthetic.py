@@ -22,8 +22,9 @@ def synthetic_trace(tokens: int = 512, gamma: int = 4, alpha: float = 0.55, seed
         for i in range(gamma):
             verdict = "accepted" if i < accepted else "rejected" if i == accepted else "unverified"
             token_id = 100 + (len(generated) + i) % 50
-            drafts.append(DraftStep(i + 1, token_id, f" w{token_id}", 0.5, 0.4, 0.8, rng.random(), verdict,
-                                    "sampling", 0.6))
+            draw = rng.random()  # u, consistent with the verdict: accepted iff u <= min(1, p/q) = 0.8
+            u = 0.8 * draw if verdict == "accepted" else 0.8 + 0.2 * draw if verdict == "rejected" else draw
+            drafts.append(DraftStep(i + 1, token_id, f" w{token_id}", 0.5, 0.4, 0.8, u, verdict, "sampling", 0.6))
         kind = "bonus" if accepted == gamma else "correction"
         final = FinalToken(kind, 7, " w7", "p" if kind == "bonus" else "residual")
         emitted = [d.token_id for d in drafts[:accepted]] + [final.token_id]

@@ -31,11 +31,11 @@ def no_exception(page) -> None:
     assert page.locator("[data-testid='stException']").count() == 0
 
 
-def timed(page, act) -> float:
-    """Seconds from `act()` to the page's script having run and settled."""
+def timed(page, act, done: str) -> float:
+    """Seconds from `act()` to `done` (a selector only the new screen has) showing and the script settled."""
     started = time.monotonic()
     act()
-    page.wait_for_selector("[data-test-script-state='running']", timeout=5_000)
+    page.wait_for_selector(done, timeout=10_000)
     settle(page)
     return time.monotonic() - started
 
@@ -56,20 +56,20 @@ def test_a_class_from_the_shipped_examples(app_url):  # noqa: F811
         page.screenshot(path=OUT / "class-open.png", full_page=True)
         open_page(page, "Lesson", "Lesson: one iteration")
         for step in range(1, 8):
-            header = page.locator("h2", has_text=f"Step {step} of 7")
-            header.wait_for(timeout=10_000)
+            page.locator("h2", has_text=f"Step {step} of 7").wait_for(timeout=10_000)
             page.wait_for_timeout(300)  # let plotly draw
             no_exception(page)
             page.screenshot(path=OUT / f"class-lesson-{step}.png", full_page=True)
             if step < 7:
-                seconds = timed(page, lambda: page.get_by_role("button", name="Next ▶").click())
+                seconds = timed(page, lambda: page.get_by_role("button", name="Next ▶").click(),
+                                f"h2:has-text('Step {step + 1} of 7')")
                 times.append(f"lesson step {step + 1}: {seconds:.2f} s")
                 assert seconds < 2, times[-1]
         for example in PACK:
             show_example(page, example.title)
             for name in PAGES:
-                seconds = timed(page, lambda name=name: page.get_by_role("link", name=name).click())
-                page.wait_for_selector(f"h1:has-text('{TITLES.get(name, name)}')")
+                seconds = timed(page, lambda name=name: page.get_by_role("link", name=name).click(),
+                                f"h1:has-text('{TITLES.get(name, name)}')")
                 times.append(f"{example.name}, {name}: {seconds:.2f} s")
                 no_exception(page)
                 assert page.get_by_text("No trace yet").count() == 0, times[-1]
