@@ -8,7 +8,8 @@ import streamlit as st
 from pages.ui import controls, models, state
 from pages.ui.linked import linked_view
 from specviz import SpecvizError, charts
-from specviz.sweep import benchmark_points, gamma_sweep
+from specviz.drafters import STANDALONE_KINDS
+from specviz.sweep import benchmark_points, drafter_comparison, gamma_sweep
 from specviz.tree_size import sizing_stream
 
 controls.sidebar(__file__)  # drawn by each page, so a page opened on its own still has it
@@ -47,6 +48,23 @@ if sweep is not None:
     st.dataframe(charts.rows_frame(sweep))
 else:
     st.info("Press **Run γ sweep** to measure; the per-position pictures below use the current trace.")
+
+st.subheader("Drafters side by side")
+st.caption("Runs the target alone, then every chosen drafter at the sidebar's γ (chains) on its prompt: how acceptance "
+           "decays with the draft position, and each drafter's α̂ against its cost c. Drafters trained for the embedded "
+           "target need it.")
+kinds = st.multiselect("Drafters", STANDALONE_KINDS, default=list(STANDALONE_KINDS), key="compare_kinds")
+if st.button("Compare drafters", key="run_drafters", disabled=not kinds):
+    compared = models.runs_with_progress("drafter comparison", 1 + len(kinds), drafter_comparison, lambda: (
+        st.session_state.prompt, controls.settings(), list(kinds)))
+    if compared is not None:
+        compared[0][-1].baseline.waited = compared[1]
+        state.set_study(compared[0][-1])
+drafters = state.study("drafters")
+if drafters is not None:
+    st.plotly_chart(charts.drafters_chart(drafters), key="drafters_chart")
+    st.caption(state.study_measured_on(drafters))
+    st.dataframe(charts.rows_frame(drafters))
 
 st.subheader("Sizing the token tree for this machine")
 st.caption("A tree verifies more tokens per pass, and a pass over more tokens costs more. This measures (once, then "

@@ -56,6 +56,15 @@ def add_grid_arguments(parser: argparse.ArgumentParser) -> None:
     add_study_arguments(parser)
 
 
+def add_drafters_arguments(parser: argparse.ArgumentParser) -> None:
+    from specviz.drafters import STANDALONE_KINDS
+
+    parser.add_argument("prompt", help="the user message (wrapped in the chat template when the model has one)")
+    parser.add_argument("--kinds", nargs="+", default=list(STANDALONE_KINDS), choices=STANDALONE_KINDS,
+                        help=f"the drafters to compare (default: {' '.join(STANDALONE_KINDS)})")
+    add_study_arguments(parser)
+
+
 def add_study_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", metavar="PATH", required=True, help="save the study (JSON) here")
     add_model_arguments(parser)
@@ -193,6 +202,12 @@ def run_grid(args: argparse.Namespace) -> None:
     run_study(args, beta_tau_grid, sorted(set(args.betas)), sorted(set(args.taus)))
 
 
+def run_drafters(args: argparse.Namespace) -> None:
+    from specviz.sweep import drafter_comparison
+
+    run_study(args, drafter_comparison, list(dict.fromkeys(args.kinds)))
+
+
 def run_study(args: argparse.Namespace, sweep, *values) -> None:
     """Run a study's runs one by one, saying each as it ends, then save it and print its table."""
     from specviz.decoder import generate
@@ -211,6 +226,7 @@ def run_study(args: argparse.Namespace, sweep, *values) -> None:
 def add_examples_arguments(parser: argparse.ArgumentParser) -> None:
     from specviz.examples import FOLDER
 
+    parser.add_argument("names", nargs="*", help="the examples to run (default: all of them)")
     parser.add_argument("--out", default=str(FOLDER), help=f"folder for the files (default {FOLDER})")
     add_threads_argument(parser)
 
@@ -219,12 +235,13 @@ def run_examples(args: argparse.Namespace) -> None:
     from specviz.examples import build
 
     set_threads(args)
-    build(Path(args.out))
+    build(Path(args.out), args.names)
 
 
 def print_study(study) -> None:
     """One line per run: what varied, tokens/s, speedup, α̂, tokens per iteration, match with the baseline."""
-    print(f"{study.kind}: {study.baseline.target} <- {study.variants[0].trace.drafter if study.variants else 'none'}")
+    drafters = ", ".join(dict.fromkeys(v.trace.drafter for v in study.variants)) or "none"
+    print(f"{study.kind}: {study.baseline.target} <- {drafters}")
     for row in study.rows():
         speedup = f"{row.speedup:.2f}x" if row.speedup is not None else "1.00x (baseline)"
         alpha = f"{row.alpha:.2f}" if row.alpha is not None else "n/a"
@@ -289,6 +306,8 @@ COMMANDS = [
     ("sweep", "run the target alone, then one run per gamma, and save the study", add_sweep_arguments, run_sweep),
     ("grid", "run the target's greedy output, then Spec-Verification over beta x tau, and save the study",
      add_grid_arguments, run_grid),
+    ("drafters", "run the target alone, then every drafter at one gamma, and save the study",
+     add_drafters_arguments, run_drafters),
     ("examples", "run the class pack's examples on the embedded model and save them (assets/examples/)",
      add_examples_arguments, run_examples),
     ("train-drafter", "train an EAGLE-style head or a tiny LM drafter for the target",

@@ -13,6 +13,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from specviz.drafters import STANDALONE_KINDS
+from specviz.errors import SpecvizError
 from specviz.settings import DecodeSettings
 from specviz.study import Study, load_record
 from specviz.trace import Trace
@@ -63,6 +65,10 @@ PACK = (
             "Spec-Verification trades agreement with the target's greedy output for accepted tokens: Tok. and "
             "match rate per β and τ.", CODE, "eagle", replace(GREEDY, max_new_tokens=48), study="grid",
             values={"betas": [1, 3, 5], "taus": [1.0, 3.0, 5.0]}),
+    Example("drafters", "Every drafter at γ = 4: acceptance by draft position, α̂ against c",
+            "Which drafter pays: a trained head, a tiny LM, prompt lookup and the two in one tree, each at the same "
+            "γ, with how their acceptance decays along the draft and what a draft step costs.", CHAT, "eagle",
+            replace(GREEDY, max_new_tokens=160), study="drafters", values={"kinds": list(STANDALONE_KINDS)}),
     Example("token-tree", "A token tree verified in one pass",
             "Prompt lookup's copy and the EAGLE head's guesses in one tree, tested with SpecInfer's multi-step "
             "rule: siblings in turn, the residual after each rejection.", CODE, "lookup+eagle",
@@ -79,22 +85,29 @@ def load_example(name: str) -> Trace | Study:
     return load_record(example(name).path)
 
 
-def build(out: Path = FOLDER, say: Callable[[str], None] = lambda text: print(text, file=sys.stderr)) -> None:
-    """Run every example on the embedded target and save it under `out`."""
+def build(out: Path = FOLDER, names: list[str] | None = None,
+          say: Callable[[str], None] = lambda text: print(text, file=sys.stderr)) -> None:
+    """Run the examples `names` (default: all) on the embedded target and save them under `out`."""
+    unknown = set(names or []) - {e.name for e in PACK}
+    if unknown:
+        raise SpecvizError(f"no example named {', '.join(sorted(unknown))}; the pack has "
+                           f"{', '.join(e.name for e in PACK)}")
     from specviz.decoder import generate
     from specviz.drafters import build_drafter
     from specviz.models import load_model
-    from specviz.sweep import beta_tau_grid, gamma_sweep, run_study
+    from specviz.sweep import beta_tau_grid, drafter_comparison, gamma_sweep, run_study
 
     target = load_model()
     out.mkdir(parents=True, exist_ok=True)
-    for e in PACK:
+    for e in (e for e in PACK if not names or e.name in names):
         drafter = build_drafter(e.drafter, target)
         generate(target, drafter, e.prompt, replace(e.settings, max_new_tokens=4))  # warm-up: first-call costs
         if e.study == "gamma sweep":
             runs = gamma_sweep(target, drafter, e.prompt, e.settings, e.values["gammas"])
         elif e.study == "grid":
             runs = beta_tau_grid(target, drafter, e.prompt, e.settings, e.values["betas"], e.values["taus"])
+        elif e.study == "drafters":
+            runs = drafter_comparison(target, drafter, e.prompt, e.settings, e.values["kinds"])
         elif e.study == "comparison":
             runs = run_study(target, drafter, e.prompt, "comparison", e.settings, e.settings, [{}])
         else:

@@ -7,6 +7,7 @@ improvement (Theorem 3.8). Kinds:
   "comparison"   one speculative run against the target alone (Generate, `generate --compare-baseline`)
   "gamma sweep"  one run per γ against the target alone (Leviathan et al., section 3 and figure 3)
   "grid"         Spec-Verification runs over β × τ against the target's greedy output (Xia et al., Table 4)
+  "drafters"     one run per drafter at the same γ against the target alone (SpecDec's Principle I)
 
 Schema (version 1): format "specviz-study", version, kind, baseline (a trace's JSON), variants
 [{varied: {setting: value}, trace: a trace's JSON}]. Read with the same size cap as a trace.
@@ -24,7 +25,7 @@ from specviz.trace import Trace, read_json, trace_from_dict
 
 FORMAT = "specviz-study"
 VERSION = 1
-KINDS = ("comparison", "gamma sweep", "grid")
+KINDS = ("comparison", "gamma sweep", "grid", "drafters")
 
 
 @dataclass

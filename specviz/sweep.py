@@ -3,6 +3,8 @@
 A γ sweep puts beside Leviathan et al.'s curves (section 3) what they need from each run: α̂, c,
 tokens per iteration (eq. 1) and the walltime speedup over the target alone (theorem 3.8). A β × τ
 grid is SpecDec's Table 4 (Xia et al.): Spec-Verification runs against the target's greedy output.
+A drafter comparison runs every drafter at one γ, so their acceptance per draft position, α̂ and c
+sit side by side (SpecDec's Principle I: how accuracy decays with the distance drafted).
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from collections.abc import Iterator
 from dataclasses import replace
 
 from specviz.decoder import generate
-from specviz.drafters.base import Drafter
+from specviz.drafters import Drafter, build_drafter
 from specviz.errors import SpecvizError
 from specviz.models import LoadedModel
 from specviz.settings import DecodeSettings
@@ -35,6 +37,19 @@ def gamma_sweep(target: LoadedModel, drafter: Drafter, prompt: str, settings: De
     chains = replace(settings, branches=1, nodes=0, auto_size=False)
     return run_study(target, drafter, prompt, "gamma sweep", chains, chains,
                      [{"gamma": int(g)} for g in gammas], chat)
+
+
+def drafter_comparison(target: LoadedModel, drafter: Drafter | None, prompt: str, settings: DecodeSettings,
+                       kinds: list[str], chat: bool = True) -> Iterator[Study]:
+    """The target alone, then one chain per drafter kind, each built for `target` with its default
+    weights (`drafter`, the caller's own, is not used: the kinds name them)."""
+    chains = replace(settings, branches=1, nodes=0, auto_size=False)
+    study = Study("drafters", generate(target, None, prompt, chains, chat=chat))
+    yield study
+    for kind in kinds:
+        trace = generate(target, build_drafter(kind, target), prompt, chains, chat=chat)
+        study = study.with_variant({"drafter": kind}, trace)
+        yield study
 
 
 def beta_tau_grid(target: LoadedModel, drafter: Drafter, prompt: str, settings: DecodeSettings,

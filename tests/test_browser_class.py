@@ -24,7 +24,7 @@ PAGES = ["Generate", "Lesson", "Iteration inspector", "Draft / verify table", "S
 TITLES = {"Lesson": "Lesson: one iteration", "Speedup curves": "Speedup curves"}
 SHOTS = {"sampled-chat": PAGES, "copy-lookup": ["Generate"], "greedy-race": ["Generate"],
          "gamma-sweep": ["Speedup curves"], "beta-tau-grid": ["Draft / verify table"],
-         "token-tree": ["Iteration inspector"]}
+         "drafters": [], "token-tree": ["Iteration inspector"]}
 
 
 def no_exception(page) -> None:
@@ -77,6 +77,11 @@ def test_a_class_from_the_shipped_examples(app_url):  # noqa: F811
                     page.wait_for_timeout(500)  # let plotly draw
                     shot = name.lower().replace(" / ", "-").replace(" ", "-")
                     page.screenshot(path=OUT / f"class-{example.name}-{shot}.png", full_page=True)
+        open_page(page, "Speedup curves", "Speedup curves")  # any example shows the pack's drafter comparison
+        chart = page.locator("[data-testid='stPlotlyChart']", has_text="Drafters side by side")  # below the fold
+        chart.scroll_into_view_if_needed()
+        page.wait_for_timeout(500)
+        chart.screenshot(path=OUT / "class-drafters.png")
         show_example(page, next(e.title for e in PACK if e.study == "comparison"))
         open_page(page, "Generate", "Generate")
         page.get_by_text("Race view").click()

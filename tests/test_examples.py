@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from specviz import Trace, examples
+from specviz import SpecvizError, Trace, examples
 from specviz.examples import PACK, load_example
 from specviz.models import EMBEDDED_NAME
 from specviz.study import Study
@@ -27,9 +27,10 @@ def test_each_example_is_what_the_pack_says(example):
     runs = [record.baseline, *(v.trace for v in record.variants)] if isinstance(record, Study) else [record]
     assert all(run.target == EMBEDDED_NAME and run.prompt == example.prompt and run.iterations for run in runs)
     if isinstance(record, Study):
-        assert record.kind == example.study and len(record.variants) == max(
-            1, len(example.values.get("gammas", [])), len(example.values.get("betas", [])) * len(
-                example.values.get("taus", [])))
+        runs = {"comparison": 1, "gamma sweep": len(example.values.get("gammas", [])),
+                "grid": len(example.values.get("betas", [])) * len(example.values.get("taus", [])),
+                "drafters": len(example.values.get("kinds", []))}
+        assert record.kind == example.study and len(record.variants) == runs[example.study]
     else:
         assert record.settings == example.settings
 
@@ -46,6 +47,8 @@ def test_the_pack_shows_what_a_class_needs():
     assert race.variants[0].trace.generated_ids == race.baseline.generated_ids  # greedy: the same text
     assert any(not is_chain(it.parents) for it in load_example("token-tree").iterations)
     assert load_example("beta-tau-grid").baseline.settings.verify == "greedy"
+    drafters = {v.varied["drafter"]: v.trace.summary() for v in load_example("drafters").variants}
+    assert drafters["ngram"].c is None or drafters["ngram"].c < 0.05  # prompt lookup runs no model
 
 
 def test_the_app_opens_on_the_first_example_and_every_page_shows_every_example():
@@ -67,6 +70,8 @@ def test_the_examples_command_rebuilds_the_files(monkeypatch, tmp_path):
     small = tuple(replace(e, settings=replace(e.settings, max_new_tokens=3),
                           values={k: v[:1] for k, v in e.values.items()}) for e in (PACK[0], PACK[4]))
     monkeypatch.setattr(examples, "PACK", small)
+    with pytest.raises(SpecvizError, match="no example named nope"):
+        examples.build(tmp_path, ["nope"])
     examples.build(tmp_path, say=lambda text: None)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["beta-tau-grid.json", "sampled-chat.json"]
     monkeypatch.setattr(examples, "FOLDER", tmp_path)

@@ -36,6 +36,10 @@ def test_a_study_round_trips_and_every_figure_rebuilds_from_the_file(tmp_path):
     grid.save(path)
     assert charts.grid_frame(load_study(path)).equals(charts.grid_frame(grid))
     assert isinstance(load_record(path), Study)
+    drafters = Study("drafters", study.baseline, [Variant({"drafter": k}, v.trace) for k, v in
+                                                  zip(("eagle", "ngram"), study.variants)])
+    drafters.save(path)
+    assert charts.drafters_chart(load_study(path)).to_dict() == charts.drafters_chart(drafters).to_dict()
     study.baseline.save(path)
     assert load_record(path).to_dict() == study.baseline.to_dict()
 
@@ -89,6 +93,20 @@ def test_oversized_pickled_and_broken_files_are_refused(tmp_path, monkeypatch):
         load_study(path)
 
 
+def test_the_drafters_chart_shows_acceptance_by_position_and_alpha_against_c():
+    study = sweep()
+    drafters = Study("drafters", study.baseline, [Variant({"drafter": k}, v.trace) for k, v in
+                                                  zip(("eagle", "ngram"), study.variants)])
+    fig = charts.drafters_chart(drafters)
+    lines = [t for t in fig.data if t.mode == "lines+markers"]
+    assert [t.name for t in lines] == ["eagle", "ngram"]
+    assert list(lines[1].x) == [1, 2, 3, 4] and list(lines[1].y) == pytest.approx(
+        study.variants[1].trace.summary().position_acceptance)
+    points = [t for t in fig.data if t.mode == "markers+text"]
+    assert [(t.text[0], t.y[0]) for t in points] == [(k, v.trace.summary().alpha) for k, v in
+                                                      zip(("eagle", "ngram"), study.variants)]
+
+
 def test_charts_never_import_the_decoder():
     """specviz/charts draws records: it may import the records and the theory, never what runs models."""
     allowed = {"specviz.charts", "specviz.errors", "specviz.settings", "specviz.study", "specviz.theory",
@@ -123,5 +141,8 @@ def test_cli_sweep_and_grid_write_studies_show_reads_them(tiny_llama_dirs, tmp_p
     capsys.readouterr()
     assert main(["show", str(grid)]) == 0
     assert "beta = 1, tau = 2.0" in capsys.readouterr().out
+    drafters = tmp_path / "drafters.json"
+    assert main(["drafters", "w1 w2 w3", "--kinds", "ngram", "--out", str(drafters), *models]) == 0
+    assert [v.varied for v in load_study(drafters).variants] == [{"drafter": "ngram"}]
     assert main(["sweep", "w1", "--gammas", "0", "--out", str(path), *models]) == 2
     assert "--gammas must all be >= 1" in capsys.readouterr().err

@@ -14,7 +14,7 @@ from specviz.examples import PACK, example, load_example
 from specviz.study import Study
 
 LIVE = "live"  # the session's own runs and loaded files
-SHARED = ("gamma sweep", "grid")  # kinds an example without its own borrows from the pack's
+SHARED = ("gamma sweep", "grid", "drafters")  # kinds an example without its own borrows from the pack's
 
 
 def shown() -> str:

@@ -1,5 +1,6 @@
 """Pure figure builders: trace records and DataFrames in, plotly or Altair figures or HTML out."""
 
+from specviz.charts.drafters import drafters_chart
 from specviz.charts.explorer import theory_explorer
 from specviz.charts.inspector import acceptance_test, final_bars, pq_bars, residual_bars
 from specviz.charts.lesson import (
@@ -21,6 +22,7 @@ from specviz.charts.timeline import timeline
 from specviz.charts.tree import last_committed, node_labels, node_test, rejection_points, residual_sequence, token_tree
 
 __all__ = ["LessonStep", "acceptance_test", "colored_text", "default_iteration", "default_note", "draft_verify_table",
+           "drafters_chart",
            "final_bars", "grid_frame", "iteration_label", "last_committed", "legend", "lesson_html", "lesson_steps",
            "linked_view", "node_labels", "node_test", "pq_bars", "rejection_points", "residual_bars",
            "residual_sequence", "rows_frame", "sizing_chart", "speedup_chart", "sweep_chart", "theory_explorer",

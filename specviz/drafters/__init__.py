@@ -11,6 +11,7 @@ from specviz.errors import SpecvizError
 from specviz.models import EMBEDDED, LoadedModel, check_same_vocab, load_model
 
 DRAFTER_KINDS = ("eagle", "tiny", "ngram", "model", "lookup+eagle", "none")
+STANDALONE_KINDS = ("eagle", "tiny", "ngram", "lookup+eagle")  # need no draft model named (the embedded target's)
 
 
 def default_drafter(target: str | None = None) -> str:
@@ -72,5 +73,5 @@ def build_drafter(kind: str, target: LoadedModel, model: str | None = None,
     raise SpecvizError(f"unknown drafter kind {kind!r}; choose one of {', '.join(DRAFTER_KINDS)}")
 
 
-__all__ = ["DRAFTER_KINDS", "Draft", "Drafter", "DraftModelDrafter", "NgramDrafter",
+__all__ = ["DRAFTER_KINDS", "STANDALONE_KINDS", "Draft", "Drafter", "DraftModelDrafter", "NgramDrafter",
            "build_drafter", "default_drafter", "drafter_name", "empty_draft"]

@@ -1,0 +1,49 @@
+"""Drafters side by side, from a "drafters" study: acceptance at each draft position, and α̂ against c.
+
+Left: P(position i accepted | positions < i accepted) for every drafter at one γ (hover: how many
+iterations tested position i; a position few reach is a noisy estimate). A drafter that
+drafts autoregressively conditions each guess on the ones before it; a drafter whose guesses do not
+see each other (SpecDec's Principle I, Xia et al.) loses accuracy with distance. Right: each
+drafter's α̂ against its cost coefficient c: the model-free drafters (prompt lookup, counts) sit at
+c ≈ 0 and pay only when they guess well (Leviathan et al., section 3: S grows with α and falls with c).
+"""
+
+from __future__ import annotations
+
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from specviz.charts.style import ACCEPT_COLOR, NEUTRAL, P_COLOR, Q_COLOR, REJECT_COLOR, RESIDUAL_COLOR, layout
+from specviz.study import Study
+
+SYMBOLS = ["circle", "square", "diamond", "triangle-up", "x", "cross", "star", "hexagon"]
+COLORS = [P_COLOR, ACCEPT_COLOR, Q_COLOR, RESIDUAL_COLOR, REJECT_COLOR, "#56B4E9", "#000000", NEUTRAL]  # Okabe-Ito
+DASHES = ["solid", "dash", "dot", "dashdot", "longdash", "longdashdot"]
+
+
+def drafters_chart(study: Study) -> go.Figure:
+    fig = make_subplots(rows=1, cols=2, subplot_titles=("acceptance at each draft position",
+                                                        "α̂ against c (drafter step / target step)"))
+    for i, variant in enumerate(study.variants):
+        s = variant.trace.summary()
+        name = str(variant.varied.get("drafter", variant.trace.drafter))
+        color = COLORS[i % len(COLORS)]
+        style = {"symbol": SYMBOLS[i % len(SYMBOLS)], "size": 13, "color": color}
+        reached = [sum(it.evaluated > k for it in variant.trace.iterations) for k in range(len(s.position_acceptance))]
+        positions = [(k + 1, a, n) for k, (a, n) in enumerate(zip(s.position_acceptance, reached)) if a is not None]
+        fig.add_scatter(x=[k for k, _, _ in positions], y=[a for _, a, _ in positions], mode="lines+markers",
+                        customdata=[n for _, _, n in positions], name=name, legendgroup=name, marker=style,
+                        line={"dash": DASHES[i % len(DASHES)], "width": 3, "color": color},
+                        hovertemplate=f"{name}<br>position %{{x}}: %{{y:.2f}} of %{{customdata}} tested<extra></extra>",
+                        row=1, col=1)
+        if s.alpha is not None:
+            fig.add_scatter(x=[s.c or 0.0], y=[s.alpha], mode="markers+text", text=[name],
+                            textposition="top right" if i % 2 else "bottom right", textfont={"color": color},
+                            marker=style, name=name, legendgroup=name, showlegend=False,
+                            hovertemplate=f"{name}<br>c = %{{x:.3f}}, α̂ = %{{y:.2f}}<extra></extra>", row=1, col=2)
+    gamma = max((v.trace.settings.gamma for v in study.variants), default=1)
+    fig.update_xaxes(title_text="draft position", dtick=1, range=[0.5, gamma + 0.5], row=1, col=1)
+    highest = max((v.trace.summary().c or 0.0 for v in study.variants), default=0.0)
+    fig.update_xaxes(title_text="c", range=[-0.1 * highest - 0.005, 1.4 * highest + 0.01], row=1, col=2)
+    fig.update_yaxes(range=[0, 1.05])
+    return layout(fig, f"Drafters side by side at γ = {gamma}", height=520)
