@@ -108,7 +108,7 @@ def test_theory_page(app):
 
 def test_shipped_benchmark_shows_without_a_sweep(app):
     app.switch_page("pages/speedup.py").run()
-    (example,) = app.get("plotly_chart")  # the example's γ sweep
+    assert len(app.get("plotly_chart")) == 2  # the pack's γ sweep and drafter comparison
     app.selectbox(key="shown_switch").set_value("live").run()
     assert not app.get("plotly_chart")
     app.checkbox(key="show_shipped_benchmark").check().run()
