@@ -129,14 +129,15 @@ class Answers:
 
 
 def cached_samples(target: LoadedModel, split: str, fingerprint: str, max_new_tokens: int = 128,
-                   top_k: int = 20, batch_size: int = 64, seed: int | None = None) -> Answers:
-    """`answer_in_batches` for a shipped split, in prompt order, cached on disk one batch at a time.
+                   top_k: int = 20, batch_size: int = 64, seed: int | None = None, limit: int = 0) -> Answers:
+    """`answer_in_batches` for a shipped split (its first `limit` prompts when > 0), in prompt
+    order, cached on disk one batch at a time.
 
     The cache maps prompt -> sample per target and settings (greedy, or sampled with `seed`), so an
     interrupted run keeps the batches it finished and prompts added to a split later are the only
     ones the target answers.
     """
-    prompts = load_prompts(split)
+    prompts = load_prompts(split)[: limit or None]
     sampled = "" if seed is None else f"-sampled{seed}"
     folder = cache_dir() / "training" / f"answers-{fingerprint}-{max_new_tokens}-{top_k}{sampled}"
     answers, seconds = {}, {}
