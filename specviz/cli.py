@@ -14,6 +14,7 @@ from specviz.bench.command import add_bench_arguments, run_bench
 from specviz.errors import SpecvizError
 from specviz.settings import VERIFY_RULES, DecodeSettings
 from specviz.training.command import add_train_arguments, run_train
+from specviz.training.count_command import add_count_arguments, run_count
 
 STYLE = {  # ANSI styles; without colour the markers below still tell the kinds apart
     "accepted": ("\033[32m", "", ""), "rejected": ("\033[2;9;31m", "~", "~"),
@@ -80,9 +81,11 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--drafter", default=None, choices=DRAFTER_KINDS,
                         help="drafter kind (default: lookup+eagle, prompt lookup's copy and the trained EAGLE head's "
                              "guesses in one token tree, with the embedded target when the head's weights are "
-                             "installed; else ngram)")
+                             "installed; else ngram); unigram / bigram: count tables of the target's own answers, "
+                             "the cheapest drafters there are")
     parser.add_argument("--drafter-model", default=None,
-                        help="draft LM for --drafter model: hub id or directory; for eagle / tiny: a weights file")
+                        help="draft LM for --drafter model: hub id or directory; for eagle / tiny: a weights file; "
+                             "for unigram / bigram: a table file (count-drafter writes them)")
     parser.add_argument("--device", default=None, help="cuda, cuda:1, cpu ... (default: cuda when available)")
     parser.add_argument("--dtype", default=None, choices=["float32", "float16", "bfloat16"],
                         help="model dtype (default: bf16/fp16 on CUDA, fp32 on the CPU)")
@@ -312,6 +315,8 @@ COMMANDS = [
      add_examples_arguments, run_examples),
     ("train-drafter", "train an EAGLE-style head or a tiny LM drafter for the target",
      add_train_arguments, run_train),
+    ("count-drafter", "count the target's own answers into a unigram or bigram drafter's table",
+     add_count_arguments, run_count),
     ("bench", "time speculative decoding against the baseline and transformers' generate",
      add_bench_arguments, run_bench),
 ]

@@ -5,13 +5,15 @@ from __future__ import annotations
 import torch
 
 from specviz.drafters.base import Draft, Drafter, empty_draft
+from specviz.drafters.counts import ORDERS, count_name, load_counts
 from specviz.drafters.draft_model import DraftModelDrafter
 from specviz.drafters.ngram import NgramDrafter
 from specviz.errors import SpecvizError
 from specviz.models import EMBEDDED, LoadedModel, check_same_vocab, load_model
 
-DRAFTER_KINDS = ("eagle", "tiny", "ngram", "model", "lookup+eagle", "none")
+DRAFTER_KINDS = ("eagle", "tiny", "ngram", "unigram", "bigram", "model", "lookup+eagle", "none")
 STANDALONE_KINDS = ("eagle", "tiny", "ngram", "lookup+eagle")  # need no draft model named (the embedded target's)
+COUNT_KINDS = tuple(ORDERS)   # count tables of the target's own answers (specviz.drafters.counts)
 
 
 def default_drafter(target: str | None = None) -> str:
@@ -31,7 +33,7 @@ def drafter_name(kind: str, model: str | None = None) -> str:
 
     lookup = NgramDrafter(0, torch.device("cpu")).name
     names = {"eagle": head_name(model), "tiny": lm_name(model), "ngram": lookup,
-             "lookup+eagle": f"{lookup} + {head_name(model)}"}
+             "lookup+eagle": f"{lookup} + {head_name(model)}", **{k: count_name(k, model) for k in COUNT_KINDS}}
     if kind not in names:
         raise SpecvizError(f"no name is known before loading for drafter kind {kind!r}; only for "
                            f"{', '.join(names)}")
@@ -42,6 +44,8 @@ def build_drafter(kind: str, target: LoadedModel, model: str | None = None,
                   trust_remote_code: bool = False) -> Drafter | None:
     """A drafter for `target`: "eagle" / "tiny" (trained EAGLE-style head / tiny LM; `model` is
     a weights file, default the shipped one for the embedded target), "ngram" (prompt lookup),
+    "unigram" / "bigram" (count tables of the target's own answers; `model` is a table file, default the
+    shipped one for the embedded target),
     "model" (the draft LM `model`, a hub id or directory, loaded on the target's device and dtype),
     "lookup+eagle" (prompt lookup's copy and the EAGLE head's tree in one tree; `model` as for
     "eagle") or "none" (the plain baseline)."""
@@ -60,6 +64,8 @@ def build_drafter(kind: str, target: LoadedModel, model: str | None = None,
         from specviz.drafters.tiny import load_tiny
 
         return load_tiny(target, model)
+    if kind in COUNT_KINDS:
+        return load_counts(target, kind, model)
     if kind == "ngram":
         return NgramDrafter(target.vocab_size, target.device)
     if kind == "model":
@@ -73,5 +79,5 @@ def build_drafter(kind: str, target: LoadedModel, model: str | None = None,
     raise SpecvizError(f"unknown drafter kind {kind!r}; choose one of {', '.join(DRAFTER_KINDS)}")
 
 
-__all__ = ["DRAFTER_KINDS", "STANDALONE_KINDS", "Draft", "Drafter", "DraftModelDrafter", "NgramDrafter",
+__all__ = ["COUNT_KINDS", "DRAFTER_KINDS", "STANDALONE_KINDS", "Draft", "Drafter", "DraftModelDrafter", "NgramDrafter",
            "build_drafter", "default_drafter", "drafter_name", "empty_draft"]

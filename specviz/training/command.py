@@ -43,8 +43,7 @@ def run_train(args: argparse.Namespace) -> None:
     from specviz.drafters.tiny import load_tiny
     from specviz.drafters.weights import DRAFTERS_DIR, fingerprint, save_weights
     from specviz.models import cache_dir, load_model
-    from specviz.training.data import cached_samples, load_prompts
-    from specviz.training.evaluate import acceptance
+    from specviz.training.data import cached_samples
     from specviz.training.train import model_config, train
 
     if args.threads:
@@ -71,8 +70,7 @@ def run_train(args: argparse.Namespace) -> None:
     out = Path(cfg.out)
     save_weights(out, model.state_dict(), cfg.kind, model_config(cfg, model), target)
     drafter = (load_eagle if cfg.kind == "eagle" else load_tiny)(target, out)
-    prompts = load_prompts("heldout")[: cfg.eval_prompts]
-    results = [acceptance(target, drafter, prompts, t, max_new_tokens=cfg.eval_tokens).to_dict() for t in (0.0, 1.0)]
+    results = heldout_acceptance(target, drafter, cfg.eval_prompts, cfg.eval_tokens)
     card = {
         "kind": cfg.kind, "weights": out.name, "target": target.name, "target_fingerprint": mark,
         "trainable_parameters": sum(p.numel() for p in model.parameters()), "bytes": out.stat().st_size,
@@ -80,23 +78,42 @@ def run_train(args: argparse.Namespace) -> None:
                  "answer_tokens": sum(s.n_answer for s in train_samples),
                  "heldout_prompts": len(heldout), "max_new_tokens": cfg.max_new_tokens, "top_k": cfg.top_k,
                  "answers": "greedy" + (f" + {cfg.sampled_answers} sampled at T=1" if cfg.sampled_answers else ""),
-                 "generation_s": _rounded_sum(*(a.seconds for a in answers), heldout_answers.seconds)},
+                 "generation_s": rounded_sum(*(a.seconds for a in answers), heldout_answers.seconds)},
         "training": {k: v for k, v in asdict(cfg).items() if k not in ("curve", "out")},
         "heldout_acceptance": results,
         "wall_time_s": {"data": round(data_time, 1), "train": round(train_time, 1),
                         "total_with_eval": round(time.time() - began, 1)},
-        "device": str(target.device), "threads": torch.get_num_threads(),
-        "command": shlex.join(["python", "-m", "specviz", *sys.argv[1:]]),
+        **provenance(target),
         "curve": cfg.curve,
     }
     out.with_suffix(".json").write_text(json.dumps(card, indent=1) + "\n")
-    for r in results:
-        print(f"held-out T={r['temperature']:g}, gamma={r['gamma']}: alpha {r['alpha']:.3f}, "
-              f"accepted length {r['accepted_length']:.2f}")
     print(f"saved {out} ({out.stat().st_size / 1e6:.1f} MB) and its card; {time.time() - began:.0f} s in all")
 
 
-def _rounded_sum(*seconds: float | None) -> float | None:
+def heldout_acceptance(target, drafter, prompts: int, tokens: int) -> list[dict]:
+    """α̂ and accepted length of `drafter` (γ = 4) on the first `prompts` held-out prompts, `tokens`
+    new tokens each, at T = 0 and T = 1, printed as they come."""
+    from specviz.training.data import load_prompts
+    from specviz.training.evaluate import acceptance
+
+    results = []
+    for temperature in (0.0, 1.0):
+        r = acceptance(target, drafter, load_prompts("heldout")[:prompts], temperature, max_new_tokens=tokens)
+        print(f"held-out T={r.temperature:g}, gamma={r.gamma}: alpha {r.alpha:.3f}, "
+              f"accepted length {r.accepted_length:.2f}")
+        results.append(r.to_dict())
+    return results
+
+
+def provenance(target) -> dict:
+    """Where and how a card's numbers were made: device, torch threads and the command."""
+    import torch
+
+    return {"device": str(target.device), "threads": torch.get_num_threads(),
+            "command": shlex.join(["python", "-m", "specviz", *sys.argv[1:]])}
+
+
+def rounded_sum(*seconds: float | None) -> float | None:
     """Total target time spent writing the answers (this run or an earlier one that cached them);
     None when some were cached without a recorded time."""
     return None if None in seconds else round(sum(seconds), 1)
