@@ -40,6 +40,7 @@ import pandas as pd
 
 from specviz.errors import SpecvizError
 from specviz.settings import DecodeSettings
+from specviz.tree import depths
 
 FORMAT = "specviz-trace"
 VERSION = 3
@@ -101,6 +102,12 @@ class Iteration:
     def parents(self) -> list[int]:
         """The tree of `drafts`: each node's parent, -1 for the root's children."""
         return [i - 1 if d.parent is None else d.parent for i, d in enumerate(self.drafts)]
+
+    @property
+    def one_pass(self) -> bool:
+        """The draft reached depth 2 or more in a single drafter pass: a block drafted in parallel
+        (blockwise heads, Spec-Drafter), not token by token."""
+        return self.draft_calls == 1 and max(depths(self.parents), default=0) >= 2
 
     @property
     def evaluated(self) -> int:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -128,6 +129,15 @@ def test_draft_verify_table_rows(trace):
     assert html.count("<th>Draft</th>") == 3 and "line-through" in html and "★" in html
     relaxed = iteration_cells(trace.iterations[1], passed=[True, True, True])
     assert [c.state for c in relaxed] == ["kept", "kept", "kept", "bonus"]
+
+
+def test_a_block_drafted_in_one_pass_is_marked(trace):
+    block = replace(trace, iterations=[replace(it, draft_calls=1) for it in trace.iterations])
+    assert all(it.one_pass == (it.drafted >= 2) for it in block.iterations)
+    html = charts.draft_verify_table(block)
+    assert html.count("one pass") == sum(it.drafted >= 2 for it in block.iterations) > 0
+    stepwise = replace(trace, iterations=[replace(it, draft_calls=it.drafted) for it in trace.iterations])
+    assert "one pass" not in charts.draft_verify_table(stepwise)
 
 
 @pytest.mark.parametrize("after", [[], ["unverified"]], ids=["eos-last", "drafts-after-eos"])

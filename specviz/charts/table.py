@@ -3,7 +3,8 @@
 Before the bifurcation both rows hold the kept drafts; at the bifurcation (boxed) the Verify row
 holds the verifier's own token; drafts and verifier tokens after it are discarded (struck through).
 A token tree is shown along its accepted path: the bifurcation lists every child tried there, and
-a Branches row counts the children drafted at each depth of the path.
+a Branches row counts the children drafted at each depth of the path. A draft that came out of one
+drafter pass (a parallel drafter's block) is marked "one pass" on its Draft row.
 `passed` may override the recorded verdicts with a re-verification (see `specviz.reverify`):
 the verifier's token at a new bifurcation is then the target's top-1 there (Spec-Verification).
 """
@@ -88,7 +89,9 @@ def draft_verify_table(trace: Trace, passed: list[list[bool]] | None = None, lim
     for it, cells in zip(its, grid):
         pad = "<td></td>" * (width - len(cells))
         label = f'<th rowspan="{3 if trees else 2}" style="text-align: left; white-space: nowrap;">it. {it.index}</th>'
-        rows.append(f'<tr style="border-top: 2px solid #cccccc;">{label}<th>Draft</th>'
+        draft = ('<th title="the whole block came out of one drafter pass">Draft<br>'
+                 '<small style="color: #0072B2;">one pass</small></th>' if it.one_pass else "<th>Draft</th>")
+        rows.append(f'<tr style="border-top: 2px solid #cccccc;">{label}{draft}'
                     + "".join(_td(c.draft, c.state, "draft") for c in cells) + pad + "</tr>")
         rows.append("<tr><th>Verify</th>" + "".join(_td(c.verify, c.state, "verify") for c in cells) + pad + "</tr>")
         if trees:

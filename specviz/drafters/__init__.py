@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from importlib import import_module
+from pathlib import Path
+
 import torch
 
 from specviz.drafters.base import Draft, Drafter, empty_draft
@@ -11,9 +14,27 @@ from specviz.drafters.ngram import NgramDrafter
 from specviz.errors import SpecvizError
 from specviz.models import EMBEDDED, LoadedModel, check_same_vocab, load_model
 
-DRAFTER_KINDS = ("eagle", "tiny", "ngram", "unigram", "bigram", "model", "lookup+eagle", "none")
-STANDALONE_KINDS = ("eagle", "tiny", "ngram", "lookup+eagle")  # need no draft model named (the embedded target's)
+DRAFTER_KINDS = ("eagle", "tiny", "medusa", "specdrafter", "ngram", "unigram", "bigram", "model", "lookup+eagle",
+                 "none")
+STANDALONE_KINDS = ("eagle", "tiny", "medusa", "specdrafter", "ngram", "unigram", "bigram",
+                    "lookup+eagle")  # need no draft model named (the embedded target's)
 COUNT_KINDS = tuple(ORDERS)   # count tables of the target's own answers (specviz.drafters.counts)
+# trained on the target (`python -m specviz train-drafter`): kind -> (module, loader, name of a weights file)
+TRAINED = {"eagle": ("eagle", "load_eagle", "head_name"), "tiny": ("tiny", "load_tiny", "lm_name"),
+           "medusa": ("medusa", "load_medusa", "heads_name"),
+           "specdrafter": ("specdrafter", "load_specdrafter", "specdrafter_name")}
+PARALLEL_KINDS = ("medusa", "specdrafter")   # draft a whole block in one pass
+
+
+def _trained(kind: str, part: int):
+    module, *names = TRAINED[kind]
+    return getattr(import_module(f"specviz.drafters.{module}"), names[part])
+
+
+def load_trained(kind: str, target: LoadedModel, path: str | Path | None = None) -> Drafter:
+    """The trained drafter of `kind` in the weights file `path` (default: the shipped one), refused
+    unless it was trained for `target`."""
+    return _trained(kind, 0)(target, path)
 
 
 def default_drafter(target: str | None = None) -> str:
@@ -28,12 +49,9 @@ def default_drafter(target: str | None = None) -> str:
 def drafter_name(kind: str, model: str | None = None) -> str:
     """The name `build_drafter(kind, target, model)` gives its drafter, known before anything loads (the
     drafter's cached sizing is kept under it): for the kinds that load no draft LM."""
-    from specviz.drafters.eagle import head_name
-    from specviz.drafters.tiny import lm_name
-
     lookup = NgramDrafter(0, torch.device("cpu")).name
-    names = {"eagle": head_name(model), "tiny": lm_name(model), "ngram": lookup,
-             "lookup+eagle": f"{lookup} + {head_name(model)}", **{k: count_name(k, model) for k in COUNT_KINDS}}
+    names = {"ngram": lookup, "lookup+eagle": f"{lookup} + {_trained('eagle', 1)(model)}",
+             **{k: _trained(k, 1)(model) for k in TRAINED}, **{k: count_name(k, model) for k in COUNT_KINDS}}
     if kind not in names:
         raise SpecvizError(f"no name is known before loading for drafter kind {kind!r}; only for "
                            f"{', '.join(names)}")
@@ -42,28 +60,21 @@ def drafter_name(kind: str, model: str | None = None) -> str:
 
 def build_drafter(kind: str, target: LoadedModel, model: str | None = None,
                   trust_remote_code: bool = False) -> Drafter | None:
-    """A drafter for `target`: "eagle" / "tiny" (trained EAGLE-style head / tiny LM; `model` is
-    a weights file, default the shipped one for the embedded target), "ngram" (prompt lookup),
-    "unigram" / "bigram" (count tables of the target's own answers; `model` is a table file, default the
-    shipped one for the embedded target),
+    """A drafter for `target`: a trained one (`TRAINED`: the EAGLE-style head, the tiny LM, the
+    blockwise heads, the Spec-Drafter; `model` is a weights file, default the shipped one for the
+    embedded target), "ngram" (prompt lookup), "unigram" / "bigram" (count tables of the target's
+    own answers; `model` is a table file, default the shipped one for the embedded target),
     "model" (the draft LM `model`, a hub id or directory, loaded on the target's device and dtype),
     "lookup+eagle" (prompt lookup's copy and the EAGLE head's tree in one tree; `model` as for
     "eagle") or "none" (the plain baseline)."""
     if kind == "none":
         return None
-    if kind == "eagle":
-        from specviz.drafters.eagle import load_eagle
-
-        return load_eagle(target, model)
+    if kind in TRAINED:
+        return load_trained(kind, target, model)
     if kind == "lookup+eagle":
-        from specviz.drafters.eagle import load_eagle
         from specviz.drafters.mixed import MixedDrafter
 
-        return MixedDrafter(NgramDrafter(target.vocab_size, target.device), load_eagle(target, model))
-    if kind == "tiny":
-        from specviz.drafters.tiny import load_tiny
-
-        return load_tiny(target, model)
+        return MixedDrafter(NgramDrafter(target.vocab_size, target.device), load_trained("eagle", target, model))
     if kind in COUNT_KINDS:
         return load_counts(target, kind, model)
     if kind == "ngram":
@@ -79,5 +90,6 @@ def build_drafter(kind: str, target: LoadedModel, model: str | None = None,
     raise SpecvizError(f"unknown drafter kind {kind!r}; choose one of {', '.join(DRAFTER_KINDS)}")
 
 
-__all__ = ["COUNT_KINDS", "DRAFTER_KINDS", "STANDALONE_KINDS", "Draft", "Drafter", "DraftModelDrafter", "NgramDrafter",
-           "build_drafter", "default_drafter", "drafter_name", "empty_draft"]
+__all__ = ["COUNT_KINDS", "DRAFTER_KINDS", "PARALLEL_KINDS", "STANDALONE_KINDS", "TRAINED", "Draft", "Drafter",
+           "DraftModelDrafter", "NgramDrafter", "build_drafter", "default_drafter", "drafter_name", "empty_draft",
+           "load_trained"]

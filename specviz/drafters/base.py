@@ -6,7 +6,7 @@ a prompt and `propose` drafts after the tokens generated so far, a tree of depth
 a shorter or empty draft included. A drafter that reads the target's features
 (`reads_features`, an EAGLE head) receives them through `observe`. `vocab` is the size of the
 vocabulary q is over: the target's, or the ids a draft LM shares with it. The autoregressive
-drafters share one loop, `draft_loop`.
+drafters share one loop, `draft_loop`; the parallel ones (one pass for a whole block), `block_draft`.
 """
 
 from __future__ import annotations
@@ -129,6 +129,29 @@ def draft_loop(logits: torch.Tensor, step: Step, gamma: int, warper: Warper, gen
     keep = best(value, parents, nodes)
     return Draft(torch.stack([tokens[i] for i in keep]), torch.stack([qs[i] for i in keep]), calls, unsure,
                  prune(parents, keep), [sampled[i] for i in keep])
+
+
+def block_draft(logits: torch.Tensor, gamma: int, warper: Warper, generator: torch.Generator,
+                confidence: float = 0.0, branches: int = 1, nodes: int = 0) -> Draft:
+    """Parallel drafting: all k positions' logits [k, V] came from one forward pass (Stern et al.
+    2018's blockwise heads, Medusa's heads, SpecDec's mask-predict), so q_i does not depend on the
+    tokens drafted before position i.
+
+    Chain: x̃_i ~ q_i for i = 1..min(γ, k), each a draw from its own q_i (a proper conditional, if
+    one that ignores x̃_<i), so lossless sampling stays exact. Tree: Medusa's candidate tree, the
+    `branches` most likely tokens of q_i under each expanded node at depth i, grown and pruned by
+    `draft_loop` (node value Σ log q along the path). The whole draft is one drafter call.
+    """
+    if min(gamma, len(logits)) == 0:
+        return empty_draft(logits.shape[-1], logits.device)
+    later = iter(logits[1:])
+
+    def step(tokens: torch.Tensor, parents: list[int]) -> torch.Tensor:
+        return next(later).expand(len(tokens), -1)   # position i's q is the same under every parent
+
+    draft = draft_loop(logits[0], step, min(gamma, len(logits)), warper, generator, confidence, branches, nodes)
+    draft.calls = 1
+    return draft
 
 
 def _children(q: torch.Tensor, branches: int, warper: Warper, generator: torch.Generator) -> list[torch.Tensor]:

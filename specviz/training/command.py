@@ -1,4 +1,4 @@
-"""`python -m specviz train-drafter --kind eagle|tiny`: data, training, weights, card.
+"""`python -m specviz train-drafter --kind eagle|tiny|medusa|specdrafter`: data, training, weights, card.
 
 Writes `<out>.safetensors` (the trained parameters in fp16, tied to the target's fingerprint) and
 `<out>.json` (the card: target, data size, steps, wall times, held-out α̂ at T=0 and T=1, the
@@ -20,13 +20,15 @@ from specviz.training.config import KINDS, TrainConfig
 
 def add_train_arguments(parser: argparse.ArgumentParser) -> None:
     d = TrainConfig()
-    parser.add_argument("--kind", choices=KINDS, default=d.kind, help="eagle: EAGLE-style head; tiny: 2-layer LM")
+    parser.add_argument("--kind", choices=KINDS, default=d.kind,
+                        help="eagle: EAGLE-style head; tiny: 2-layer LM; medusa: blockwise heads on the target's last "
+                             "hidden state; specdrafter: SpecDec's mask-predict drafter (one pass per block)")
     parser.add_argument("--target", default=None, help="target model (default: the embedded SmolLM2-135M-Instruct)")
     parser.add_argument("--device", default=None, help="cuda, cpu ... (default: cuda when available)")
     parser.add_argument("--out", default=None, help="weights file (default: the shipped assets/drafters/"
                         "<kind>-smollm2-135m.safetensors; a JSON card is written beside it)")
-    for name in ("steps", "batch_size", "warmup", "unroll", "draft_vocab", "max_new_tokens", "sampled_answers",
-                 "top_k", "eval_every", "eval_prompts", "eval_tokens", "seed"):
+    for name in ("steps", "batch_size", "warmup", "unroll", "block", "cuts", "draft_vocab", "max_new_tokens",
+                 "sampled_answers", "train_prompts", "top_k", "eval_every", "eval_prompts", "eval_tokens", "seed"):
         parser.add_argument(f"--{name.replace('_', '-')}", type=int, default=getattr(d, name))
     for name in ("lr", "ce_weight", "reg_weight", "noise"):
         parser.add_argument(f"--{name.replace('_', '-')}", type=float, default=getattr(d, name))
@@ -39,8 +41,7 @@ def add_train_arguments(parser: argparse.ArgumentParser) -> None:
 def run_train(args: argparse.Namespace) -> None:
     import torch
 
-    from specviz.drafters.eagle import load_eagle
-    from specviz.drafters.tiny import load_tiny
+    from specviz.drafters import load_trained
     from specviz.drafters.weights import DRAFTERS_DIR, fingerprint, save_weights
     from specviz.models import cache_dir, load_model
     from specviz.training.data import cached_samples
@@ -56,7 +57,7 @@ def run_train(args: argparse.Namespace) -> None:
     target.model.requires_grad_(False)
     mark = fingerprint(target)
     # greedy answers, then `sampled_answers` more per prompt (seeds 1, 2, ...); held-out: greedy only
-    answers = [cached_samples(target, "train", mark, cfg.max_new_tokens, cfg.top_k, seed=seed)
+    answers = [cached_samples(target, "train", mark, cfg.max_new_tokens, cfg.top_k, seed=seed, limit=cfg.train_prompts)
                for seed in [None, *range(1, cfg.sampled_answers + 1)]]
     heldout_answers = cached_samples(target, "heldout", mark, cfg.max_new_tokens, cfg.top_k)
     train_samples = [s for a in answers for s in a.samples]
@@ -69,7 +70,7 @@ def run_train(args: argparse.Namespace) -> None:
     train_time = time.time() - began - data_time
     out = Path(cfg.out)
     save_weights(out, model.state_dict(), cfg.kind, model_config(cfg, model), target)
-    drafter = (load_eagle if cfg.kind == "eagle" else load_tiny)(target, out)
+    drafter = load_trained(cfg.kind, target, out)
     results = heldout_acceptance(target, drafter, cfg.eval_prompts, cfg.eval_tokens)
     card = {
         "kind": cfg.kind, "weights": out.name, "target": target.name, "target_fingerprint": mark,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-KINDS = ("eagle", "tiny")
+KINDS = ("eagle", "tiny", "medusa", "specdrafter")
 
 
 @dataclass
@@ -18,9 +18,12 @@ class TrainConfig:
     reg_weight: float = 0.5      # EAGLE feature regression
     unroll: int = 2              # EAGLE draft steps trained per position
     noise: float = 0.2           # EAGLE input feature noise U(-noise, noise)
+    block: int = 4               # positions drafted in one pass: blockwise heads / Spec-Drafter masks
+    cuts: int = 16               # Spec-Drafter: context cuts trained per answer, each followed by the masks
     draft_vocab: int = 8192      # draft LM head rows (0 = the full vocabulary)
     max_new_tokens: int = 128    # target answer length for the training data
     sampled_answers: int = 0     # further answers per training prompt, sampled from the target at T = 1
+    train_prompts: int = 0       # the first N training prompts (0: all)
     top_k: int = 20              # target log-probs cached per position
     eval_every: int = 50
     eval_prompts: int = 40

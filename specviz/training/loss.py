@@ -39,3 +39,18 @@ def distill(logits: torch.Tensor, t: Targets, ce_weight: float) -> tuple[torch.T
         top1 = (logq.argmax(-1) == t.top_index[:, 0]).float().mean()
     parts = {"kl": kl.item(), "ce": ce.item(), "beta": beta.item(), "top1": top1.item()}
     return kl + ce_weight * ce, parts
+
+
+def by_slot(logits: torch.Tensor, t: Targets, slot: torch.Tensor, ce_weight: float,
+            slots: int) -> tuple[torch.Tensor, dict[str, float]]:
+    """`distill` over all rows of a parallel drafter, logged per drafted position: "top11" is the
+    top-1 agreement of position 1 (head 1, mask 1), "beta2" position 2's β, and so on."""
+    loss, _ = distill(logits, t, ce_weight)
+    parts = {}
+    with torch.no_grad():
+        for j in range(slots):
+            rows = slot == j
+            if bool(rows.any()):
+                _, part = distill(logits[rows], Targets(t.top_index[rows], t.top_logp[rows], t.next_index[rows]), 0.0)
+                parts |= {f"{name}{j + 1}": value for name, value in part.items()}
+    return loss, parts

@@ -2,10 +2,12 @@
 
 1. The target answers the shipped training prompts; its features and top-k log-probs are cached
    once (`data`).
-2. The drafter (`EagleHead` or `TinyLM`, on the target's frozen embedding and LM head) is trained
-   with KL(p_target ‖ p_draft) + λ·CE (`loss`). The EAGLE head also regresses the next feature
-   (SmoothL1, Li et al. 2024 §4.2), sees features with uniform noise, and is unrolled: its later
-   steps read its own predicted features, as they will when drafting γ > 1 tokens.
+2. The drafter (`EagleHead`, `TinyLM`, `MedusaHeads` or `MaskPredictLM`, on the target's frozen
+   embedding and LM head) is trained with KL(p_target ‖ p_draft) + λ·CE (`loss`). The EAGLE head
+   also regresses the next feature (SmoothL1, Li et al. 2024 §4.2), sees features with uniform
+   noise, and is unrolled: its later steps read its own predicted features, as they will when
+   drafting γ > 1 tokens. The parallel drafters are trained on every drafted position at once,
+   each against the target's distribution there (Medusa-1's recipe, Cai et al. 2024 §2.2.1).
 3. Every `eval_every` steps: teacher-forced β and top-1 agreement on the held-out answers, and
    a checkpoint that `--resume` continues from.
 4. The trained parameters are saved in fp16 with the target's fingerprint, reloaded from that
@@ -26,30 +28,46 @@ import torch.nn.functional as F
 from tqdm import tqdm
 
 from specviz.drafters.eagle import EagleHead
+from specviz.drafters.medusa import MedusaHeads
+from specviz.drafters.specdrafter import MaskPredictLM
 from specviz.drafters.tiny import TinyLM
 from specviz.errors import SpecvizError
 from specviz.models import LoadedModel
 from specviz.training.batches import Batch, draft_vocabulary, index_map, make_batch
 from specviz.training.config import TrainConfig
 from specviz.training.data import Sample
-from specviz.training.loss import distill
+from specviz.training.loss import by_slot, distill
 
 
 def build_model(cfg: TrainConfig, target: LoadedModel, vocab: torch.Tensor) -> torch.nn.Module:
     if cfg.kind == "eagle":
         return EagleHead.from_target(target, vocab)
+    if cfg.kind == "medusa":
+        return MedusaHeads.from_target(target, vocab, cfg.block)
+    if cfg.kind == "specdrafter":
+        return MaskPredictLM.from_target(target, vocab, cfg.block)
     return TinyLM.from_target(target, vocab)
 
 
 def model_config(cfg: TrainConfig, model: torch.nn.Module) -> dict:
-    """What `load_eagle` / `load_tiny` rebuild the module from."""
+    """What the kind's loader (`drafters.load_trained`) rebuilds the module from."""
     if cfg.kind == "eagle":
         return model.config.to_dict()
-    return {"block": model.config.to_dict(), "n_layers": len(model.blocks)}
+    if cfg.kind == "medusa":
+        return model.config
+    layers = {"block": model.config.to_dict(), "n_layers": len(model.blocks)}
+    return layers | {"masks": len(model.masks)} if cfg.kind == "specdrafter" else layers
 
 
 def batch_loss(cfg: TrainConfig, model: torch.nn.Module, batch: Batch, train: bool) -> tuple[torch.Tensor, dict]:
-    """Total loss of one batch and the logged parts (per unrolled step for EAGLE)."""
+    """Total loss of one batch and the logged parts (per unrolled step for EAGLE, per drafted
+    position for the parallel drafters)."""
+    if cfg.kind == "medusa":
+        logits = model.logits(model(batch.features))
+        return by_slot(logits[batch.counted], batch.targets, batch.slot, cfg.ce_weight, cfg.block)
+    if cfg.kind == "specdrafter":
+        logits, _ = model(batch.tokens, batch.queries, batch.positions, batch.mask)
+        return by_slot(logits[batch.counted], batch.targets, batch.slot, cfg.ce_weight, cfg.block)
     if cfg.kind == "tiny":
         logits, _ = model(batch.tokens, batch.positions)
         loss, parts = distill(logits[batch.counted], batch.targets, cfg.ce_weight)
@@ -94,8 +112,9 @@ def validate(cfg: TrainConfig, model: torch.nn.Module, samples: list[Sample], in
     model.eval()
     sums: dict[str, float] = {}
     chunks = [samples[i:i + 16] for i in range(0, len(samples), 16)]
-    for chunk in chunks:
-        _, parts = batch_loss(cfg, model, make_batch(chunk, cfg.kind, index, device), train=False)
+    for number, chunk in enumerate(chunks):   # the same cuts at every validation
+        batch = make_batch(chunk, cfg.kind, index, device, cfg.block, cfg.cuts, seed=number)
+        _, parts = batch_loss(cfg, model, batch, train=False)
         for k, v in parts.items():
             sums[k] = sums.get(k, 0.0) + v / len(chunks)
     model.train()
@@ -127,7 +146,8 @@ def train(cfg: TrainConfig, target: LoadedModel, train_samples: list[Sample], he
             group["lr"] = learning_rate(cfg, step)
         chosen = [train_samples[i] for i in batch_indices(len(train_samples), cfg.batch_size, step, cfg.seed)]
         with torch.autocast(target.device.type, dtype=torch.bfloat16, enabled=cfg.bf16):
-            loss, parts = batch_loss(cfg, model, make_batch(chosen, cfg.kind, index, target.device), train=True)
+            batch = make_batch(chosen, cfg.kind, index, target.device, cfg.block, cfg.cuts, seed=step)
+            loss, parts = batch_loss(cfg, model, batch, train=True)
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
