@@ -51,8 +51,10 @@ else:
 
 st.subheader("Drafters side by side")
 st.caption("Runs the target alone, then every chosen drafter at the sidebar's γ (chains) on its prompt: how acceptance "
-           "decays with the draft position, and each drafter's α̂ against its cost c. Drafters trained for the embedded "
-           "target need it.")
+           "decays with the draft position, and each drafter's α̂ against its cost c. medusa (blockwise heads) and "
+           "specdrafter (SpecDec's Spec-Drafter) draft the whole block in one pass: the heads share one query, the "
+           "Spec-Drafter's masks have one each (SpecDec's Principle I). unigram / bigram are count tables (c = 0). "
+           "Drafters trained for the embedded target need it.")
 kinds = st.multiselect("Drafters", STANDALONE_KINDS, default=list(STANDALONE_KINDS), key="compare_kinds")
 if st.button("Compare drafters", key="run_drafters", disabled=not kinds):
     compared = models.runs_with_progress("drafter comparison", 1 + len(kinds), drafter_comparison, lambda: (

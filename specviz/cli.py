@@ -84,7 +84,8 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
                              "installed; else ngram); unigram / bigram: count tables of the target's own answers, "
                              "the cheapest drafters there are")
     parser.add_argument("--drafter-model", default=None,
-                        help="draft LM for --drafter model: hub id or directory; for eagle / tiny: a weights file; "
+                        help="draft LM for --drafter model: hub id or directory; for eagle / tiny / medusa / "
+                             "specdrafter: a weights file; "
                              "for unigram / bigram: a table file (count-drafter writes them)")
     parser.add_argument("--device", default=None, help="cuda, cuda:1, cpu ... (default: cuda when available)")
     parser.add_argument("--dtype", default=None, choices=["float32", "float16", "bfloat16"],
@@ -313,7 +314,8 @@ COMMANDS = [
      add_drafters_arguments, run_drafters),
     ("examples", "run the class pack's examples on the embedded model and save them (assets/examples/)",
      add_examples_arguments, run_examples),
-    ("train-drafter", "train an EAGLE-style head or a tiny LM drafter for the target",
+    ("train-drafter", "train a drafter for the target: an EAGLE-style head, a tiny LM, blockwise heads or a "
+                      "Spec-Drafter",
      add_train_arguments, run_train),
     ("count-drafter", "count the target's own answers into a unigram or bigram drafter's table",
      add_count_arguments, run_count),

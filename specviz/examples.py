@@ -66,8 +66,9 @@ PACK = (
             "match rate per β and τ.", CODE, "eagle", replace(GREEDY, max_new_tokens=48), study="grid",
             values={"betas": [1, 3, 5], "taus": [1.0, 3.0, 5.0]}),
     Example("drafters", "Every drafter at γ = 4: acceptance by draft position, α̂ against c",
-            "Which drafter pays: a trained head, a tiny LM, prompt lookup and the two in one tree, each at the same "
-            "γ, with how their acceptance decays along the draft and what a draft step costs.", CHAT, "eagle",
+            "Which drafter pays: trained drafters that go token by token (EAGLE head, tiny LM) or a block in one pass "
+            "(blockwise heads, Spec-Drafter), prompt lookup, count tables, each at the same γ, with how their "
+            "acceptance decays along the draft and what a draft step costs.", CHAT, "eagle",
             replace(GREEDY, max_new_tokens=160), study="drafters", values={"kinds": list(STANDALONE_KINDS)}),
     Example("token-tree", "A token tree verified in one pass",
             "Prompt lookup's copy and the EAGLE head's guesses in one tree, tested with SpecInfer's multi-step "

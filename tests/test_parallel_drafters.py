@@ -5,10 +5,14 @@ pass, and a block drafted in one call whose tree reuses each position's q."""
 from __future__ import annotations
 
 import pytest
+import test_lossless
 import torch
+from test_greedy import target_greedy
+from test_lossless import SETTINGS, chi_square_p_value, exact_two_tokens, sampled_two_tokens
 
-from specviz import DecodeSettings, load_model
+from specviz import DecodeSettings, generate, load_model
 from specviz.drafters.base import block_draft
+from specviz.drafters.medusa import MedusaDrafter, MedusaHeads
 from specviz.drafters.specdrafter import MaskPredictLM, SpecDrafter, block_mask
 from specviz.training.batches import index_map, make_batch
 from specviz.training.data import answer_in_batches
@@ -16,6 +20,22 @@ from specviz.tree import depths
 from specviz.warpers import Warper
 
 PROMPTS = ["w1 w2 w3", "w4 w5", "w6 w7 w8 w9 w10"]
+
+pair = test_lossless.pair   # the lossless tests' fixtures: the tiny target (and its drafter LM), and with no EOS
+target_without_eos = test_lossless.target_without_eos
+
+
+def random_drafter(kind: str, target, seed: int = 0):
+    """An untrained drafter of `kind` with random weights, so that q is far from p and both verdicts occur."""
+    torch.manual_seed(seed)
+    vocab = torch.arange(target.vocab_size)
+    if kind == "medusa":
+        heads = MedusaHeads.from_target(target, vocab, heads=3)
+        torch.nn.init.normal_(heads.weight, std=0.3)
+        return MedusaDrafter(heads, target.vocab_size)
+    lm = MaskPredictLM.from_target(target, vocab, masks=3)
+    torch.nn.init.normal_(lm.masks, std=1.0)
+    return SpecDrafter(lm, target.vocab_size)
 
 
 @pytest.fixture(scope="module")
@@ -96,3 +116,27 @@ def test_a_block_is_one_call_and_its_tree_reuses_each_positions_q():
     for depth, q in zip(depths(tree.parents), tree.q):
         assert torch.allclose(q, torch.softmax(logits[depth - 1], -1))
     assert len(block_draft(logits, 0, warper, torch.Generator()).tokens) == 0
+
+
+@pytest.mark.parametrize("kind", ["medusa", "specdrafter"])
+@pytest.mark.parametrize("settings", [*SETTINGS[:2], DecodeSettings(gamma=2, temperature=1.0, max_new_tokens=2,
+                                                                    branches=2, nodes=4, record=False)],
+                         ids=["plain", "top-k", "tree"])
+def test_speculative_sampling_with_a_parallel_q_is_lossless(target_without_eos, kind, settings):
+    """Position 2's q never saw the token drafted at position 1: still a proper q, still lossless."""
+    target, _ = target_without_eos
+    exact = exact_two_tokens(target, settings)
+    assert chi_square_p_value(exact, sampled_two_tokens(target, random_drafter(kind, target), settings)) > 1e-3
+
+
+@pytest.mark.parametrize("kind", ["medusa", "specdrafter"])
+@pytest.mark.parametrize("branches", [1, 2])
+def test_greedy_with_a_parallel_drafter_is_target_greedy(pair, kind, branches):
+    target, _ = pair
+    drafter = random_drafter(kind, target)
+    for prompt in PROMPTS:
+        settings = DecodeSettings(gamma=3, temperature=0, max_new_tokens=12, branches=branches, nodes=6)
+        trace = generate(target, drafter, prompt, settings)
+        reference = target_greedy(target, prompt, 12)   # generate stops at EOS, which `target_without_eos` may ignore
+        assert trace.generated_ids[: len(reference)] == reference
+        assert all(it.draft_calls <= 1 for it in trace.iterations)

@@ -100,17 +100,19 @@ def sidebar(page: str) -> None:
         st.selectbox("Model pair (target ← drafter)", PAIRS, key="pair", on_change=_use_pair)
         if st.session_state.pair == CUSTOM_PAIR:
             st.text_input("Target (hub id or directory)", key="custom_target")
-            st.text_input("Draft model (hub id or directory; a weights file for eagle / tiny / lookup+eagle, "
-                          "a table file for unigram / bigram)",
+            st.text_input("Draft model (hub id or directory; a weights file for eagle / tiny / medusa / specdrafter / "
+                          "lookup+eagle, a table file for unigram / bigram)",
                           key="custom_drafter")
         else:
             _keep("custom_target", "custom_drafter")
         st.selectbox("Drafter", DRAFTER_KINDS, key="drafter",
-                     help="eagle / tiny: drafters trained on the embedded target (the Draft model field: a weights "
-                     "file); ngram: prompt lookup; unigram / bigram: count tables of the target's own answers, "
-                     "the cheapest drafters there are (the Draft model field: a table file); model: the pair's "
-                     "small LM; lookup+eagle: prompt lookup's copy and the EAGLE head's guesses in one token tree; "
-                     "none: the target alone")
+                     help="eagle / tiny: drafters trained on the embedded target, drafting token by token; medusa "
+                     "(blockwise heads) / specdrafter (SpecDec's mask-predict drafter): trained drafters that draft "
+                     "a whole block in one pass (the Draft model field: a weights file for any of these four); "
+                     "ngram: prompt lookup; unigram / bigram: count tables of the target's own answers, the cheapest "
+                     "drafters there are (the Draft model field: a table file); model: the pair's small LM; "
+                     "lookup+eagle: prompt lookup's copy and the EAGLE head's guesses in one token tree; none: the "
+                     "target alone")
         st.toggle("Size the tree for this machine (auto)", key="auto_size",
                   help="Measures once the target's verify cost and the drafter's acceptance by depth and rank, "
                        "then runs the depth, branches and budget predicted fastest (the Speedup page shows why).")
