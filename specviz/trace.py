@@ -115,6 +115,17 @@ class Iteration:
         return self.accepted + (1 if self.final is not None and self.final.kind == "correction" else 0)
 
 
+def position_counts(iterations: list[Iteration], gamma: int) -> tuple[list[int], list[int]]:
+    """For draft positions 1..γ: how many iterations tested the position (every position before it
+    accepted), and how many of those accepted it."""
+    reached, passed = [0] * gamma, [0] * gamma
+    for it in iterations:
+        for i in range(min(it.evaluated, gamma)):
+            reached[i] += 1
+            passed[i] += i < it.accepted
+    return reached, passed
+
+
 @dataclass
 class Summary:
     tokens: int
@@ -154,13 +165,9 @@ class Trace:
         tokens = len(self.generated_ids)
         evaluated = sum(it.evaluated for it in its)
         accepted = sum(it.accepted for it in its)
-        reached = [0] * gamma
-        passed = [0] * gamma
+        reached, passed = position_counts(its, gamma)
         histogram = [0] * (gamma + 1)
         for it in its:
-            for i in range(min(it.evaluated, gamma)):
-                reached[i] += 1
-                passed[i] += i < it.accepted
             if it.drafted:
                 histogram[min(it.accepted, gamma)] += 1
         draft_time = sum(it.draft_time for it in its)

@@ -1,9 +1,11 @@
-"""The shipped trained drafters (EAGLE-style head, distilled tiny LM) on the embedded target."""
+"""The shipped trained drafters (EAGLE-style head, distilled tiny LM, blockwise heads, Spec-Drafter) on the
+embedded target."""
 
 from __future__ import annotations
 
 import json
 from collections import Counter
+from importlib import import_module
 
 import pytest
 import torch
@@ -12,16 +14,15 @@ from safetensors.torch import save_file
 from scipy.stats import chisquare
 
 from specviz import DecodeSettings, generate, load_model, verification
-from specviz.drafters import build_drafter, drafter_name
+from specviz.drafters import PARALLEL_KINDS, STANDALONE_KINDS, TRAINED, build_drafter, drafter_name
 from specviz.drafters.eagle import DEFAULT_WEIGHTS as EAGLE_WEIGHTS
 from specviz.drafters.layers import Block, BlockConfig, RotaryTable, apply_rotary, rotary
-from specviz.drafters.tiny import DEFAULT_WEIGHTS as TINY_WEIGHTS
 from specviz.errors import SpecvizError
 from specviz.warpers import Warper
 
 PROMPTS = ["Write a Python function that checks if a number is even.", "Give me three tips for better sleep."]
 NEW_TOKENS = 24
-KINDS = ["eagle", "tiny"]
+KINDS = list(TRAINED)
 
 
 @pytest.fixture(scope="module")
@@ -56,7 +57,7 @@ def references(embedded):
 
 @pytest.mark.parametrize("kind", KINDS)
 def test_shipped_weights_and_card(kind):
-    path = EAGLE_WEIGHTS if kind == "eagle" else TINY_WEIGHTS
+    path = import_module(f"specviz.drafters.{TRAINED[kind][0]}").DEFAULT_WEIGHTS
     assert path.stat().st_size <= 20_000_000
     card = json.loads(path.with_suffix(".json").read_text())
     with safe_open(str(path), framework="pt") as f:
@@ -87,6 +88,8 @@ def test_trained_drafters_reproduce_target_greedy(embedded, drafters, references
         assert trace.generated_ids == references[prompt]
         accepted += sum(it.accepted for it in trace.iterations)
         unsure += [it for it in trace.iterations if it.unsure]
+        if kind in PARALLEL_KINDS:   # a whole block per drafter call, never more than the k heads / masks
+            assert all(it.draft_calls <= 1 and it.drafted <= 4 for it in trace.iterations)
     assert accepted > 0
     if confidence:  # the stop happened, and only where the drafter had drafted fewer than γ
         assert unsure and all(it.drafted < gamma for it in unsure)
@@ -114,7 +117,7 @@ def test_lossless_rule_with_trained_q_reproduces_p(embedded, drafters, kind):
 
 def test_names_are_known_before_loading(embedded):
     """The name keys a drafter's cached tree sizing, which the app reads before any model loads."""
-    for kind in ("eagle", "tiny", "ngram", "lookup+eagle"):
+    for kind in STANDALONE_KINDS:
         assert drafter_name(kind) == build_drafter(kind, embedded).name
 
 

@@ -114,8 +114,8 @@ def test_draft_vocabulary_spreads_to_a_full_distribution(samples):
     assert abs(q.sum().item() - 1) < 1e-6 and (q[index < 0] == 0).all()
 
 
-@pytest.mark.parametrize("kind, bf16", [("eagle", False), ("tiny", False), ("eagle", True), ("medusa", False),
-                                        ("specdrafter", False)])
+@pytest.mark.parametrize("kind, bf16", [("eagle", False), ("tiny", False), ("eagle", True), ("medusa", True),
+                                        ("specdrafter", True)])
 def test_a_few_steps_lower_the_loss_and_resume(small, samples, kind, bf16, tmp_path):
     cfg = TrainConfig(kind=kind, steps=30, batch_size=4, lr=3e-3, warmup=2, eval_every=10, draft_vocab=0, bf16=bf16)
     checkpoint = tmp_path / "checkpoint.pt"

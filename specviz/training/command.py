@@ -101,7 +101,7 @@ def heldout_acceptance(target, drafter, prompts: int, tokens: int) -> list[dict]
     for temperature in (0.0, 1.0):
         r = acceptance(target, drafter, load_prompts("heldout")[:prompts], temperature, max_new_tokens=tokens)
         print(f"held-out T={r.temperature:g}, gamma={r.gamma}: alpha {r.alpha:.3f}, "
-              f"accepted length {r.accepted_length:.2f}")
+              f"accepted length {r.accepted_length:.2f}, by position {r.by_position}")
         results.append(r.to_dict())
     return results
 

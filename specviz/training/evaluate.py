@@ -1,17 +1,19 @@
 """Held-out acceptance measured the way it is used: the engine's own decoder loop.
 
-α̂ = accepted / evaluated draft positions and the accepted length (tokens per iteration,
-bonus/correction included) over a set of held-out prompts, pooled over all their iterations.
+α̂ = accepted / evaluated draft positions, the accepted length (tokens per iteration,
+bonus/correction included) and the acceptance at each draft position (P(position i accepted |
+positions < i accepted)) over a set of held-out prompts, pooled over all their iterations.
 """
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 
 from specviz.decoder import generate
 from specviz.drafters.base import Drafter
 from specviz.models import LoadedModel
 from specviz.settings import DecodeSettings
+from specviz.trace import position_counts
 
 
 @dataclass
@@ -22,6 +24,7 @@ class Acceptance:
     alpha: float
     accepted_length: float
     tokens: int
+    by_position: list[float | None] = field(default_factory=list)
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -32,12 +35,12 @@ def acceptance(target: LoadedModel, drafter: Drafter, prompts: list[str], temper
     """Pooled α̂ and accepted length of `drafter` on `prompts` (lossless sampling, or greedy at T=0)."""
     settings = DecodeSettings(gamma=gamma, temperature=temperature, max_new_tokens=max_new_tokens,
                               seed=seed, record=False)
-    accepted = evaluated = tokens = iterations = 0
+    its, tokens = [], 0
     for prompt in prompts:
         trace = generate(target, drafter, prompt, settings)
-        accepted += sum(it.accepted for it in trace.iterations)
-        evaluated += sum(it.evaluated for it in trace.iterations)
+        its += trace.iterations
         tokens += len(trace.generated_ids)
-        iterations += len(trace.iterations)
-    return Acceptance(temperature, gamma, len(prompts), accepted / max(evaluated, 1), tokens / max(iterations, 1),
-                      tokens)
+    accepted, evaluated = sum(it.accepted for it in its), sum(it.evaluated for it in its)
+    reached, passed = position_counts(its, gamma)
+    return Acceptance(temperature, gamma, len(prompts), accepted / max(evaluated, 1), tokens / max(len(its), 1),
+                      tokens, [round(p / r, 4) if r else None for p, r in zip(passed, reached)])
