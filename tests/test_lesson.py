@@ -128,6 +128,14 @@ def test_unrecorded_drafts_eos_and_a_free_drafter():
     assert f"optimal γ = {theory.optimal_gamma(summary.alpha, 0.0)} " in last[SPEEDUP].body
 
 
+def test_a_block_drafted_in_one_pass_is_explained():
+    trace = synthetic_trace()
+    index = charts.default_iteration(trace)
+    assert "drafted the whole block" not in charts.lesson_steps(trace, index)[DRAFT].body   # one pass per token
+    trace.iterations[index].draft_calls = 1
+    assert "drafted the whole block" in charts.lesson_steps(trace, index)[DRAFT].body
+
+
 def test_tokens_are_escaped():
     trace = make_trace()
     trace.iterations[1].drafts[1].token = "<b>&"

@@ -178,6 +178,9 @@ def _draft(trace: Trace, index: int) -> LessonStep:
                           "step and emits one token.</p>", "What would a drafter have to do for this step to emit "
                           "more than one token?")
     cost = f"It ran {it.draft_calls} forward pass{'es' * (it.draft_calls != 1)} in {_ms(it.draft_time)}."
+    if it.one_pass:
+        cost += (" That one pass drafted the whole block: each position's q was computed without seeing the "
+                 "tokens drafted before it, which is why a parallel drafter's acceptance decays with the position.")
     stop = (f" It stopped after {it.drafted} of γ = {s.gamma}: its most likely next token had probability below "
             f"{s.draft_confidence:.2f} (the confidence stop)." if it.unsure else "")
     if not it.drafts:
