@@ -10,13 +10,15 @@ from specviz import load_model
 from specviz.drafters import load_trained
 from specviz.drafters.eagle import EagleHead
 from specviz.drafters.layers import spread
+from specviz.drafters.tiny import TinyLM
 from specviz.drafters.weights import save_weights
+from specviz.errors import SpecvizError
 from specviz.training import data
 from specviz.training.batches import draft_vocabulary, index_map
 from specviz.training.config import TrainConfig
 from specviz.training.data import answer_batch, answer_in_batches, cached_samples
 from specviz.training.loss import Targets, distill
-from specviz.training.train import model_config, train
+from specviz.training.train import build_model, model_config, train
 
 PROMPTS = ["w1 w2 w3", "w4 w5", "w6 w7 w8 w9 w10", "w11", "w3 w3 w12", "w2 w9 w4 w4", "w5 w6 w7", "w10 w1"]
 
@@ -144,3 +146,17 @@ def test_eagle_head_steps_match_one_pass(small):
             out, cache = head(features[:, t:t + 1], tokens[:, t:t + 1], torch.tensor([t]), cache)
             steps.append(out)
     assert torch.allclose(torch.cat(steps, dim=1), whole, atol=1e-5)
+
+
+def test_spec_drafter_can_start_from_a_tiny_lm(small, tmp_path):
+    vocab = torch.arange(small.vocab_size)
+    tiny = TinyLM.from_target(small, vocab, init_layers=(1, 0))
+    path = tmp_path / "tiny.safetensors"
+    save_weights(path, tiny.state_dict(), "tiny", model_config(TrainConfig(kind="tiny"), tiny), small)
+    lm = build_model(TrainConfig(kind="specdrafter", init=str(path)), small, vocab)
+    for mine, theirs in zip(lm.blocks.parameters(), tiny.blocks.parameters()):
+        assert torch.allclose(mine, theirs.half().float())
+    one_layer = TinyLM.from_target(small, vocab, init_layers=(0,))
+    save_weights(path, one_layer.state_dict(), "tiny", model_config(TrainConfig(kind="tiny"), one_layer), small)
+    with pytest.raises(SpecvizError, match="1 layers"):
+        build_model(TrainConfig(kind="specdrafter", init=str(path)), small, vocab)

@@ -32,6 +32,9 @@ def add_train_arguments(parser: argparse.ArgumentParser) -> None:
         parser.add_argument(f"--{name.replace('_', '-')}", type=int, default=getattr(d, name))
     for name in ("lr", "ce_weight", "reg_weight", "noise"):
         parser.add_argument(f"--{name.replace('_', '-')}", type=float, default=getattr(d, name))
+    parser.add_argument("--init", default=d.init,
+                        help="specdrafter: start its layers and norm from this tiny LM weights file (train-drafter "
+                             "--kind tiny writes one; default: copies of the target's first layers)")
     parser.add_argument("--bf16", action="store_true", help="train under bf16 autocast (weights stay fp32)")
     parser.add_argument("--resume", action="store_true", help="continue from the checkpoint of an interrupted run")
     parser.add_argument("--threads", type=int, default=None,

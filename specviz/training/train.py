@@ -31,6 +31,7 @@ from specviz.drafters.eagle import EagleHead
 from specviz.drafters.medusa import MedusaHeads
 from specviz.drafters.specdrafter import MaskPredictLM
 from specviz.drafters.tiny import TinyLM
+from specviz.drafters.weights import load_weights
 from specviz.errors import SpecvizError
 from specviz.models import LoadedModel
 from specviz.training.batches import Batch, draft_vocabulary, index_map, make_batch
@@ -45,7 +46,14 @@ def build_model(cfg: TrainConfig, target: LoadedModel, vocab: torch.Tensor) -> t
     if cfg.kind == "medusa":
         return MedusaHeads.from_target(target, vocab, cfg.block)
     if cfg.kind == "specdrafter":
-        return MaskPredictLM.from_target(target, vocab, cfg.block)
+        lm = MaskPredictLM.from_target(target, vocab, cfg.block)
+        if cfg.init:   # a distilled tiny LM's layers already predict the next token from the context
+            state, config = load_weights(Path(cfg.init), "tiny", target)
+            if config["n_layers"] != len(lm.blocks):
+                raise SpecvizError(f"{cfg.init} has {config['n_layers']} layers, the Spec-Drafter {len(lm.blocks)}")
+            missing, unexpected = lm.load_state_dict({k: v for k, v in state.items() if k != "vocab"}, strict=False)
+            assert not unexpected and set(missing) == {"masks", "vocab"}, (missing, unexpected)
+        return lm
     return TinyLM.from_target(target, vocab)
 
 
