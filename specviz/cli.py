@@ -13,6 +13,7 @@ from pathlib import Path
 from specviz.bench.command import add_bench_arguments, run_bench
 from specviz.errors import SpecvizError
 from specviz.settings import VERIFY_RULES, DecodeSettings
+from specviz.training.acceptance_command import add_acceptance_arguments, run_acceptance
 from specviz.training.command import add_train_arguments, run_train
 from specviz.training.count_command import add_count_arguments, run_count
 
@@ -319,6 +320,8 @@ COMMANDS = [
      add_train_arguments, run_train),
     ("count-drafter", "count the target's own answers into a unigram or bigram drafter's table",
      add_count_arguments, run_count),
+    ("acceptance", "measure each drafter's acceptance (overall and by draft position) on a prompt set",
+     add_acceptance_arguments, run_acceptance),
     ("bench", "time speculative decoding against the baseline and transformers' generate",
      add_bench_arguments, run_bench),
 ]

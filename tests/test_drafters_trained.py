@@ -164,3 +164,18 @@ def test_rotary_table_and_cached_block_match_the_plain_formulas():
             y, cache = block(x[:, start:end], torch.arange(start, end), cache)
             parts.append(y)
     assert torch.allclose(torch.cat(parts, dim=1), full, atol=1e-5)
+
+
+def test_acceptance_command_prints_and_saves_each_drafters_numbers(embedded, tmp_path, capsys):
+    from specviz.cli import main
+
+    prompts = tmp_path / "prompts.json"
+    prompts.write_text(json.dumps({"prompts": [{"id": "a", "category": "chat", "text": PROMPTS[0]}]}))
+    out = tmp_path / "acceptance.json"
+    assert main(["acceptance", "--kinds", "eagle", "medusa", "--temperatures", "0", "--max-new-tokens", "12",
+                 "--prompts", str(prompts), "--threads", "1", "--out", str(out)]) == 0
+    rows = json.loads(out.read_text())["rows"]
+    assert [(r["kind"], r["temperature"]) for r in rows] == [("eagle", 0.0), ("medusa", 0.0)]
+    assert all(len(r["by_position"]) == 4 and 0 <= r["alpha"] <= 1 and r["tokens"] == 12 for r in rows)
+    table = capsys.readouterr().out
+    assert "| eagle | 0 |" in table and "| medusa | 0 |" in table

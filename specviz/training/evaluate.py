@@ -2,7 +2,8 @@
 
 α̂ = accepted / evaluated draft positions, the accepted length (tokens per iteration,
 bonus/correction included) and the acceptance at each draft position (P(position i accepted |
-positions < i accepted)) over a set of held-out prompts, pooled over all their iterations.
+positions < i accepted)) over a set of held-out prompts, pooled over all their iterations
+(`python -m specviz acceptance` prints them for every drafter on a prompt set).
 """
 
 from __future__ import annotations
@@ -44,3 +45,4 @@ def acceptance(target: LoadedModel, drafter: Drafter, prompts: list[str], temper
     reached, passed = position_counts(its, gamma)
     return Acceptance(temperature, gamma, len(prompts), accepted / max(evaluated, 1), tokens / max(len(its), 1),
                       tokens, [round(p / r, 4) if r else None for p, r in zip(passed, reached)])
+
