@@ -18,7 +18,7 @@ from specviz.warpers import Warper
 PROMPTS = ["Write a Python function that checks if a number is even.",
            "Rewrite exactly: the cat sat on the mat. The cat sat on the mat."]
 NEW_TOKENS = 16
-KINDS = ["eagle", "tiny", "ngram", "unigram", "bigram", "model", "lookup+eagle"]
+KINDS = ["eagle", "tiny", "medusa", "specdrafter", "ngram", "unigram", "bigram", "model", "lookup+eagle"]
 
 
 @pytest.fixture(scope="module")

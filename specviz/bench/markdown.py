@@ -39,8 +39,8 @@ def to_markdown(result: BenchResult) -> str:
         cells = [_ratio(_find(result.rows, spec.name, c).speedup) for c in categories]
         lines.append(f"| {spec.name} | " + " | ".join(cells) + " |")
     lines += ["", "### The same ratios from CPU time", "",
-              "Process CPU time with one torch thread counts this run's work only; the wall clock above also "
-              "measures what the machine's other processes took.", "",
+              "Process CPU time counts this run's work only (summed over torch's threads, so it is cleanest with "
+              "one); the wall clock above also measures what the machine's other processes took.", "",
               "| method | speedup (min–max) | recording overhead | vs transformers |", "| --- | --- | --- | --- |"]
     for row in result.rows:
         if row.category == ALL:
