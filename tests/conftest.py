@@ -78,6 +78,15 @@ def tiny_llama_dirs(tmp_path_factory):
     return _saved_pair(tmp_path_factory, "tiny-llama", save_tiny_llama, (1, 2))
 
 
+@pytest.fixture(scope="module")
+def small(tiny_llama_dirs):
+    """The tiny target, frozen, on one thread: what the drafter and training tests draft against."""
+    torch.set_num_threads(1)
+    target = load_model(str(tiny_llama_dirs[0]))
+    target.model.requires_grad_(False)
+    return target
+
+
 @pytest.fixture(scope="session")
 def tiny_t5_dirs(tmp_path_factory):
     return _saved_pair(tmp_path_factory, "tiny-t5", save_tiny_t5, (3, 4))

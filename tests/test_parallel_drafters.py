@@ -10,7 +10,7 @@ import torch
 from test_greedy import target_greedy
 from test_lossless import SETTINGS, chi_square_p_value, exact_two_tokens, sampled_two_tokens
 
-from specviz import DecodeSettings, generate, load_model
+from specviz import DecodeSettings, generate
 from specviz.drafters.base import block_draft
 from specviz.drafters.medusa import MedusaDrafter, MedusaHeads
 from specviz.drafters.specdrafter import MaskPredictLM, SpecDrafter, block_mask
@@ -36,14 +36,6 @@ def random_drafter(kind: str, target, seed: int = 0):
     lm = MaskPredictLM.from_target(target, vocab, masks=3)
     torch.nn.init.normal_(lm.masks, std=1.0)
     return SpecDrafter(lm, target.vocab_size)
-
-
-@pytest.fixture(scope="module")
-def small(tiny_llama_dirs):
-    torch.set_num_threads(1)
-    target = load_model(str(tiny_llama_dirs[0]))
-    target.model.requires_grad_(False)
-    return target
 
 
 @pytest.fixture(scope="module")

@@ -6,7 +6,6 @@ import pytest
 import torch
 from scipy.stats import chisquare
 
-from specviz import load_model
 from specviz.drafters import load_trained
 from specviz.drafters.eagle import EagleHead
 from specviz.drafters.layers import spread
@@ -21,14 +20,6 @@ from specviz.training.loss import Targets, distill
 from specviz.training.train import build_model, model_config, train
 
 PROMPTS = ["w1 w2 w3", "w4 w5", "w6 w7 w8 w9 w10", "w11", "w3 w3 w12", "w2 w9 w4 w4", "w5 w6 w7", "w10 w1"]
-
-
-@pytest.fixture(scope="module")
-def small(tiny_llama_dirs):
-    torch.set_num_threads(1)
-    target = load_model(str(tiny_llama_dirs[0]))
-    target.model.requires_grad_(False)
-    return target
 
 
 @pytest.fixture(scope="module")

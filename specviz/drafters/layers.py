@@ -189,6 +189,15 @@ def frontier(parents: list[int], past: int, new: int,
     return positions, visibility(parents, past)[-new:].to(device)
 
 
+def reusable(fed: list[int], seq: list[int], most: int) -> int:
+    """How many leading tokens of `seq` (at most `most`) a causal cache built on `fed` already
+    holds: the length of their common prefix. A drafter crops its cache there and feeds the rest."""
+    keep = 0
+    while keep < min(len(fed), most) and fed[keep] == seq[keep]:
+        keep += 1
+    return keep
+
+
 def crop(cache: KV, length: int) -> KV:
     """The cache of the first `length` positions (drops rejected or speculative entries)."""
     return cache[0][:, :, :length], cache[1][:, :, :length]

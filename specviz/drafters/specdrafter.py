@@ -23,7 +23,7 @@ import torch
 from torch import nn
 
 from specviz.drafters.base import Draft, Drafter, block_draft
-from specviz.drafters.layers import KV, Block, BlockConfig, RMSNorm, crop, head_rows, pack_head, spread
+from specviz.drafters.layers import KV, Block, BlockConfig, RMSNorm, crop, head_rows, pack_head, reusable, spread
 from specviz.drafters.weights import DRAFTERS_DIR, load_weights
 from specviz.models import LoadedModel
 from specviz.warpers import Warper
@@ -102,9 +102,7 @@ class SpecDrafter(Drafter):
     def propose(self, generated: list[int], gamma: int, warper: Warper, generator: torch.Generator,
                 confidence: float = 0.0, branches: int = 1, nodes: int = 0) -> Draft:
         seq = self.prompt + generated
-        keep = 0
-        while keep < min(len(self.fed), len(seq)) and self.fed[keep] == seq[keep]:
-            keep += 1
+        keep = reusable(self.fed, seq, len(seq))   # the masks bring the logits: every committed token may be reused
         if self.cache is not None:
             self.cache = [crop(c, keep) for c in self.cache]
         k = min(gamma, len(self.lm.masks))

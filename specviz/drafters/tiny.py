@@ -15,7 +15,18 @@ import torch
 from torch import nn
 
 from specviz.drafters.base import Draft, Drafter, draft_loop
-from specviz.drafters.layers import KV, Block, BlockConfig, RMSNorm, crop, frontier, head_rows, pack_head, spread
+from specviz.drafters.layers import (
+    KV,
+    Block,
+    BlockConfig,
+    RMSNorm,
+    crop,
+    frontier,
+    head_rows,
+    pack_head,
+    reusable,
+    spread,
+)
 from specviz.drafters.weights import DRAFTERS_DIR, load_weights
 from specviz.models import LoadedModel
 from specviz.warpers import Warper
@@ -76,9 +87,7 @@ class TinyDrafter(Drafter):
     def propose(self, generated: list[int], gamma: int, warper: Warper, generator: torch.Generator,
                 confidence: float = 0.0, branches: int = 1, nodes: int = 0) -> Draft:
         seq = self.prompt + generated
-        keep = 0
-        while keep < min(len(self.fed), len(seq) - 1) and self.fed[keep] == seq[keep]:
-            keep += 1
+        keep = reusable(self.fed, seq, len(seq) - 1)   # the last token is fed again: its logits are the root's
         if self.cache is not None:
             self.cache = [crop(c, keep) for c in self.cache]
         new = torch.tensor(seq[keep:], device=self.device)

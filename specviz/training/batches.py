@@ -123,14 +123,15 @@ def mask_batch(samples: list[Sample], index: torch.Tensor, device: torch.device,
     """Every sample's tokens up to its last cut, then for each cut L its `masks` queries at positions
     L..L+masks-1, mask j counted where the answer has x_{L+j}; packed into one row."""
     generator = torch.Generator().manual_seed(seed)
-    contexts, positions, groups, rows = [], [], [], []
+    contexts, positions, groups, rows, counted = [], [], [], [], []
     for s in samples:
         chosen = torch.randperm(s.n_answer, generator=generator)[:cuts].sort().values + s.n_prompt   # cuts L
         contexts.append(s.tokens[: int(chosen[-1])].long())
         positions.append(torch.arange(int(chosen[-1])))
         groups.append(chosen)
-        row = chosen[:, None] + torch.arange(masks)[None] - s.n_prompt
+        row = chosen[:, None] + torch.arange(masks)[None] - s.n_prompt   # mask j of cut L: answer row L + j
         rows.append(row[row < s.n_answer])
+        counted.append((row < s.n_answer).flatten())
     n = sum(len(c) for c in contexts)
     m = sum(len(g) for g in groups) * masks
     mask = torch.zeros(n + m, n + m, dtype=torch.bool)
@@ -144,8 +145,7 @@ def mask_batch(samples: list[Sample], index: torch.Tensor, device: torch.device,
             positions.append(torch.arange(cut, cut + masks))
             query += masks
         start += width
-    counted = torch.cat([(g[:, None] + torch.arange(masks)[None] - s.n_prompt < s.n_answer).flatten()
-                         for s, g in zip(samples, groups)])
+    counted = torch.cat(counted)
     slot = torch.arange(masks).repeat(m // masks)[counted]
     return Batch(_targets(samples, rows, index, device), counted.to(device), torch.cat(contexts).to(device),
                  torch.cat(positions).to(device), queries=torch.arange(masks).repeat(m // masks).to(device),
