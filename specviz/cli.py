@@ -126,7 +126,19 @@ def add_decode_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--first-target", action="store_true",
                         help="let the target produce the first token before drafting starts")
     parser.add_argument("--target-latency-ms", type=float, default=0.0,
-                        help="simulated network latency added to every target call (Petals setting)")
+                        help="simulated network latency added to every target call (Petals setting); with "
+                             "--target-url, added to every request")
+    parser.add_argument("--target-url", default="",
+                        help="verify on a target served by vLLM, SGLang or llama-cpp-python at this URL "
+                             "(http://host:port); --target then names the local model whose tokenizer (and, for "
+                             "trained drafters, embeddings) the drafter shares")
+    parser.add_argument("--target-model", default="", help="the served model's name (default: the one it serves)")
+    parser.add_argument("--target-logprobs", type=int, default=d.target_logprobs,
+                        help="lossless sampling against --target-url: log-probabilities asked per position "
+                             f"(default {d.target_logprobs}, and the run is marked approximate; 0: the whole "
+                             "distribution, exact, e.g. vLLM started with --max-logprobs -1)")
+    parser.add_argument("--target-timeout", type=float, default=d.target_timeout_s,
+                        help=f"seconds to wait for the remote target's answer (default {d.target_timeout_s:g})")
     parser.add_argument("--no-chat", action="store_true", help="feed the prompt as raw text, no chat template")
 
 
@@ -139,7 +151,8 @@ def settings_from_args(args: argparse.Namespace) -> DecodeSettings:
         max_new_tokens=args.max_new_tokens, record_top_k=args.record_top_k,
         first_target=args.first_target, target_latency_ms=args.target_latency_ms,
         draft_confidence=args.draft_confidence, branches=args.branches, nodes=args.nodes,
-        auto_size=args.auto_size)
+        auto_size=args.auto_size, target_url=args.target_url, target_model=args.target_model,
+        target_logprobs=args.target_logprobs, target_timeout_s=args.target_timeout)
 
 
 def load_models(args: argparse.Namespace):
@@ -256,7 +269,7 @@ def print_study(study) -> None:
 
 def print_trace(trace, args: argparse.Namespace) -> None:
     """The text with token kinds told apart, a legend and the run's headline numbers."""
-    from specviz.trace import text_segments
+    from specviz.trace import approximate_note, text_segments
 
     color = not args.no_color and sys.stdout.isatty()
     pieces = text_segments(trace, include_rejected=args.show_rejected)
@@ -270,6 +283,8 @@ def print_trace(trace, args: argparse.Namespace) -> None:
           f"alpha {alpha}, accepted length {s.accepted_length:.2f} tokens/iteration")
     if trace.threads:
         print(f"measured on {trace.device} ({trace.dtype}) with {trace.threads} torch thread(s)")
+    if trace.approximate is not None:
+        print(f"approximate: {approximate_note(trace)}")
     if trace.stopped_by:
         print(f"stopped early by {trace.stopped_by}; the text and the numbers cover what was decided before")
 

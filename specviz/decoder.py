@@ -24,10 +24,12 @@ import torch
 from specviz import verification
 from specviz.device import Clock
 from specviz.drafters.base import Drafter, empty_draft
+from specviz.errors import SpecvizError
 from specviz.kv_cache import CachedLM
 from specviz.limits import Limits, host_limits
 from specviz.models import LoadedModel
 from specviz.record import record_iteration
+from specviz.remote import RemoteError, RemoteTarget
 from specviz.settings import DecodeSettings
 from specviz.trace import Iteration, Trace
 from specviz.warpers import Warper
@@ -50,8 +52,9 @@ class Run:
         self.target = target
         self.drafter = drafter
         self.settings = settings
-        self.lm = CachedLM(target, use_cache=use_cache, latency_ms=settings.target_latency_ms)
         self.vocab = drafter.vocab if drafter is not None else target.vocab_size
+        self.lm = remote_target(target, drafter, settings, self.vocab) if settings.target_url else \
+            CachedLM(target, use_cache=use_cache, latency_ms=settings.target_latency_ms)
         self.observe = drafter.observe if drafter is not None and drafter.reads_features else None
         self.warper = Warper(settings)
         self.clock = Clock(target.device)
@@ -73,7 +76,11 @@ class Run:
         generated = trace.generated_ids
         try:
             while len(generated) < s.max_new_tokens and not self._ended(generated) and not self._out_of_time(start):
-                iteration = self._step(seq + generated, generated, len(trace.iterations))
+                try:
+                    iteration = self._step(seq + generated, generated, len(trace.iterations))
+                except RemoteError as error:  # the server failed: the trace keeps what was decided before
+                    trace.stopped_by = f"the remote target failing: {error}"
+                    return
                 iteration.elapsed = self.clock.now() - start  # when its tokens are committed (device synced)
                 generated.extend(iteration.emitted_ids)
                 trace.iterations.append(iteration)
@@ -102,7 +109,10 @@ class Run:
         else:
             draft = self.drafter.propose(generated, gamma, self.warper, self.generator, s.draft_confidence,
                                          branches=s.branches, nodes=s.nodes)
+        if isinstance(self.lm, RemoteTarget):
+            draft = self.lm.sendable(seq, draft)
         t1 = self.clock.now()
+        network = self.lm.network
         drafted = draft.tokens.tolist()
         fed = seq + drafted
         if self.observe is None:
@@ -126,7 +136,11 @@ class Run:
         t3 = self.clock.now()
         iteration = Iteration(index=index, drafted=len(drafted), accepted=verdict.accepted,
                               emitted_ids=emitted, draft_time=t1 - t0, verify_time=t2 - t1,
-                              sample_time=t3 - t2, draft_calls=draft.calls, unsure=draft.unsure)
+                              sample_time=t3 - t2, draft_calls=draft.calls, unsure=draft.unsure,
+                              network_time=self.lm.network - network)
+        if isinstance(self.lm, RemoteTarget):
+            iteration.server_time = self.lm.server_time
+            iteration.p_unknown = self.lm.unknown if s.rule == "sampling" else None
         return record_iteration(iteration, p, draft, verdict, s, self.token_text)
 
     def _emitted(self, accepted: list[int], verdict: verification.Verdict, budget: int) -> list[int]:
@@ -137,6 +151,19 @@ class Run:
                 tokens = tokens[: i + 1]
                 break
         return tokens[:budget]
+
+
+def remote_target(target: LoadedModel, drafter: Drafter | None, settings: DecodeSettings, vocab: int) -> RemoteTarget:
+    """The server at settings.target_url as the target, asked for what the rule needs: the top-1 (greedy),
+    the top-β (Spec-Verification) or `target_logprobs` (lossless sampling; 0 = all of p)."""
+    if drafter is not None and drafter.reads_features:
+        raise SpecvizError(f"the {drafter.name} drafter reads the target's hidden states, which a remote target does "
+                           "not send: pick a drafter of its own (tiny, specdrafter, ngram, unigram, bigram, model)")
+    if target.is_encoder_decoder:
+        raise SpecvizError("a remote target must be decoder-only")
+    k = {"greedy": 1, "spec": settings.beta}.get(settings.rule, settings.target_logprobs)
+    return RemoteTarget(settings.target_url, settings.target_model, target.tokenizer, vocab, k,
+                        settings.target_timeout_s, settings.target_latency_ms)
 
 
 def generate(target: LoadedModel, drafter: Drafter | None, prompt: str,

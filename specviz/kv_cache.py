@@ -34,6 +34,7 @@ class CachedLM:
         self.use_cache = use_cache
         self.latency = latency_ms / 1000.0  # simulated network round trip per call (Petals)
         self.calls = 0
+        self.network = 0.0  # seconds spent in the simulated latency
         self.encoder_outputs = None
         self.cache = None
         self.fed: list[int] = []
@@ -100,6 +101,7 @@ class CachedLM:
         self.calls += 1
         if self.latency:
             time.sleep(self.latency)
+            self.network += self.latency
         if hidden:
             states = out.decoder_hidden_states if self.loaded.is_encoder_decoder else out.hidden_states
             return out.logits[0, -last:], states[-1][0, -hidden:]

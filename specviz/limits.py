@@ -4,6 +4,9 @@ SPECVIZ_MAX_PROMPT_TOKENS   prompt tokens (after the chat template) a run accept
 SPECVIZ_MAX_NEW_TOKENS      max_new_tokens a run may ask for
 SPECVIZ_MAX_RUN_SECONDS     seconds of decoding, after which the run stops at the end of its current iteration;
                             the trace keeps what was decided and says the limit stopped it (`Trace.stopped_by`)
+SPECVIZ_REMOTE_TARGETS      the servers (URLs, separated by spaces or commas) the app's visitors may use as a
+                            remote target (`specviz.remote`); unset, the app offers none, so a visitor cannot
+                            make the host send requests elsewhere. The CLI and the library trust their caller.
 
 `Run` reads them when it starts (`host_limits`); the decoder's own short measuring runs (the tree sizer's
 calibration, a new model pair's warm-up) pass `NO_LIMITS`.
@@ -15,10 +18,12 @@ import os
 from dataclasses import dataclass
 
 from specviz.errors import SpecvizError
+from specviz.remote import check_url
 
 PROMPT_TOKENS = "SPECVIZ_MAX_PROMPT_TOKENS"
 NEW_TOKENS = "SPECVIZ_MAX_NEW_TOKENS"
 RUN_SECONDS = "SPECVIZ_MAX_RUN_SECONDS"
+REMOTE_TARGETS = "SPECVIZ_REMOTE_TARGETS"
 
 
 @dataclass(frozen=True)
@@ -63,3 +68,16 @@ def _read(name: str, kind: type[int] | type[float]) -> int | float | None:
     if not (value >= 1 if kind is int else 0 < value < float("inf")):
         raise SpecvizError(f"{name} must be {what}, got {text!r}")
     return value
+
+
+def remote_targets() -> list[str]:
+    """The remote target servers this host allows its visitors, as normalised URLs (`remote.check_url`)."""
+    return [check_url(url) for url in os.environ.get(REMOTE_TARGETS, "").replace(",", " ").split()]
+
+
+def check_remote_allowed(url: str) -> None:
+    """Refuse a remote target URL outside the host's allowlist (`SPECVIZ_REMOTE_TARGETS`)."""
+    allowed = remote_targets()
+    if check_url(url) not in allowed:
+        where = ", ".join(allowed) if allowed else f"none (the host sets {REMOTE_TARGETS} to allow some)"
+        raise SpecvizError(f"{url} is not a remote target this host allows; it allows {where}")

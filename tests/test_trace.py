@@ -64,11 +64,22 @@ def test_json_round_trip(trace, tmp_path):
     path = tmp_path / "trace.json"
     trace.save(path)
     data = json.loads(path.read_text())
-    assert data["format"] == "specviz-trace" and data["version"] == 3
+    assert data["format"] == "specviz-trace" and data["version"] == 4
     loaded = load_trace(path)
     assert loaded == trace
     assert loaded.summary() == trace.summary()
     assert loaded.threads == torch.get_num_threads() and loaded.waited == 0.0
+
+
+def test_traces_saved_before_remote_targets_load_as_exact_local_runs(trace):
+    data = trace.to_dict()
+    data["version"] = 3
+    for it in data["iterations"]:
+        del it["network_time"], it["server_time"], it["p_unknown"]
+    for key in ("target_url", "target_model", "target_logprobs", "target_timeout_s"):
+        del data["settings"][key]
+    loaded = trace_from_dict(data)
+    assert loaded.iterations == trace.iterations and loaded.approximate is None and not loaded.settings.target_url
 
 
 def test_traces_saved_before_threads_and_waiting_were_recorded_load(trace):

@@ -10,7 +10,7 @@ from specviz.decoder_process import ModelSpec
 from specviz.device import decoder_threads
 from specviz.drafters import DRAFTER_KINDS, default_drafter
 from specviz.examples import PACK
-from specviz.limits import host_limits
+from specviz.limits import check_remote_allowed, host_limits, remote_targets
 from specviz.models import EMBEDDED_NAME, HUB_PAIRS
 from specviz.tree_size import default_gamma
 
@@ -36,7 +36,7 @@ DEFAULTS = {
     "branches": 1, "nodes": 0, "auto_size": True,
     "draft_confidence": 0.0, "verify": "sampling", "beta": 3, "tau": 1.0, "temperature": 0.5, "top_k": 0,
     "top_p": 1.0, "seed": 0,
-    "max_new_tokens": 48, "target_latency_ms": 0, "prompt_choice": next(iter(PROMPTS)),
+    "max_new_tokens": 48, "target_latency_ms": 0, "remote_target": "", "prompt_choice": next(iter(PROMPTS)),
     "prompt": next(iter(PROMPTS.values())),
 }
 
@@ -137,13 +137,37 @@ def sidebar(page: str) -> None:
         limits = host_limits()
         st.slider("Max new tokens", 1, _max_new_tokens(), key="max_new_tokens",
                   help=f"This host allows at most {limits.new_tokens}." if limits.new_tokens else None)
-        st.slider("Simulated target latency per call (ms)", 0, 500, step=10, key="target_latency_ms",
+        _remote_target()
+        st.slider("Simulated target latency per call (ms)" if not s.remote_target else
+                  "Latency added to each request (ms)", 0, 500, step=10, key="target_latency_ms",
                   help="Petals setting: a remote target whose every forward pass costs a network round trip.")
         st.selectbox("Ready-made prompt", list(PROMPTS), key="prompt_choice", on_change=_use_prompt)
         st.text_area("Prompt", key="prompt", height=140, help=f"This host accepts prompts of at most "
                      f"{limits.prompt_tokens} tokens." if limits.prompt_tokens else None)
         st.session_state.caption_slot = st.empty()
     state.show_caption()
+
+
+def _remote_target() -> None:
+    """The remote target choice: only the servers the host allows (SPECVIZ_REMOTE_TARGETS), none by default."""
+    allowed = remote_targets()
+    if not allowed:
+        st.session_state.remote_target = ""
+        return
+    st.selectbox("Target served by (remote target)", ["", *allowed], key="remote_target", on_change=_use_remote,
+                 format_func=lambda url: url or "this machine (the pair above)",
+                 help="A vLLM, SGLang or llama-cpp-python server verifies each draft in one request; the pair's "
+                      "target lends its tokenizer. The drafter stays here and must draft on its own (not eagle, "
+                      "medusa or lookup+eagle, which read the target's hidden states).")
+
+
+def _use_remote() -> None:
+    """A remote target verifies with the tree sized by hand (the auto size measures a local target's passes),
+    and drafts with the tiny LM, which needs no hidden states."""
+    if st.session_state.remote_target:
+        st.session_state.auto_size = False
+        if st.session_state.drafter in ("eagle", "medusa", "lookup+eagle"):
+            st.session_state.drafter = "tiny"
 
 
 def settings() -> DecodeSettings:
@@ -153,7 +177,15 @@ def settings() -> DecodeSettings:
                           draft_confidence=float(s.draft_confidence), verify=s.verify,
                           temperature=float(s.temperature), top_k=int(s.top_k),
                           top_p=float(s.top_p), beta=int(s.beta), tau=float(s.tau), seed=int(s.seed),
-                          max_new_tokens=int(s.max_new_tokens), target_latency_ms=float(s.target_latency_ms))
+                          max_new_tokens=int(s.max_new_tokens), target_latency_ms=float(s.target_latency_ms),
+                          target_url=_allowed(s.remote_target))
+
+
+def _allowed(url: str) -> str:
+    """The remote target URL after the host's allowlist let it through (a session cannot widen it)."""
+    if url:
+        check_remote_allowed(url)
+    return url
 
 
 def ran_on() -> tuple[ModelSpec, DecodeSettings, str]:

@@ -12,6 +12,7 @@ import streamlit as st
 from specviz import Trace
 from specviz.examples import PACK, example, load_example
 from specviz.study import Study
+from specviz.trace import approximate_note
 
 LIVE = "live"  # the session's own runs and loaded files
 SHARED = ("gamma sweep", "grid", "drafters")  # kinds an example without its own borrows from the pack's
@@ -99,7 +100,14 @@ def require_trace() -> Trace:
         st.info("No trace yet: run a generation on the **Generate** page, load a file on the **Traces** page, or "
                 "pick an example at the top of the sidebar.")
         st.stop()
+    warn_approximate(current)
     return current
+
+
+def warn_approximate(current: Trace) -> None:
+    """Say so on every page that shows a trace whose lossless sampling knew p on the top-k only."""
+    if current.approximate is not None:
+        st.warning(f"Approximate: {approximate_note(current)}.")
 
 
 def describe() -> str:
