@@ -18,8 +18,6 @@ from specviz.drafters import build_drafter
 from specviz.remote import RemoteTarget
 from specviz.trace import approximate_note
 
-pytest.importorskip("llama_cpp.server", reason="make setup builds llama-cpp-python's server")
-
 # nats between the top two log-probabilities: llama.cpp's one-token passes and its batched pass over
 # a prompt round the quantized products differently; on "def fibonacci(n):" they part at token 13,
 # where the batched pass puts " n" 0.40 nats above " max" and the one-token passes pick " max".
