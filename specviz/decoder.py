@@ -23,6 +23,7 @@ import torch
 
 from specviz import verification
 from specviz.device import Clock
+from specviz.drafters import DRAFTER_KINDS, FEATURE_KINDS
 from specviz.drafters.base import Drafter, empty_draft
 from specviz.errors import SpecvizError
 from specviz.kv_cache import CachedLM
@@ -157,8 +158,9 @@ def remote_target(target: LoadedModel, drafter: Drafter | None, settings: Decode
     """The server at settings.target_url as the target, asked for what the rule needs: the top-1 (greedy),
     the top-β (Spec-Verification) or `target_logprobs` (lossless sampling; 0 = all of p)."""
     if drafter is not None and drafter.reads_features:
+        own = [kind for kind in DRAFTER_KINDS if kind not in (*FEATURE_KINDS, "none")]
         raise SpecvizError(f"the {drafter.name} drafter reads the target's hidden states, which a remote target does "
-                           "not send: pick a drafter of its own (tiny, specdrafter, ngram, unigram, bigram, model)")
+                           f"not send: pick a drafter of its own ({', '.join(own)})")
     if target.is_encoder_decoder:
         raise SpecvizError("a remote target must be decoder-only")
     k = {"greedy": 1, "spec": settings.beta}.get(settings.rule, settings.target_logprobs)

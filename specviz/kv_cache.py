@@ -72,7 +72,7 @@ class CachedLM:
         keep = 0
         if self.use_cache:
             grows = self._keep_path(seq, parents)
-            keep = min(_common_prefix(self.fed, seq), len(seq) - last)
+            keep = min(common_prefix(self.fed, seq), len(seq) - last)
             if tree and not grows:  # tokens cached as a sequence serve only the tree's leading chain
                 keep = min(keep, len(seq) - len(parents) + _leading_chain(parents))
             if len(self.fed) > keep:
@@ -141,7 +141,8 @@ def _leading_chain(parents: list[int]) -> int:
     return n
 
 
-def _common_prefix(a: list[int], b: list[int]) -> int:
+def common_prefix(a: list[int], b: list[int]) -> int:
+    """How many leading tokens two sequences share: what of a cache built on one serves the other."""
     n = 0
     for x, y in zip(a, b):
         if x != y:

@@ -14,7 +14,7 @@ import torch
 
 from specviz import DecodeSettings, Run, SpecvizError, generate
 from specviz.bench.llama_server import MODEL, free_port, llama_server
-from specviz.drafters import build_drafter
+from specviz.drafters import FEATURE_KINDS, STANDALONE_KINDS, build_drafter
 from specviz.remote import RemoteTarget
 from specviz.trace import approximate_note
 
@@ -88,6 +88,11 @@ def test_sampling_on_the_top_k_is_marked_approximate(server, embedded, tiny):
     assert "top-5" in approximate_note(trace)
     exact_rule = generate(embedded, tiny, PROMPTS[0], replace(settings, verify="spec", beta=3), chat=False)
     assert exact_rule.approximate is None   # Spec-Verification needs only the top-β
+
+
+def test_the_kinds_the_app_keeps_from_a_remote_target_are_those_reading_hidden_states(embedded):
+    for kind in STANDALONE_KINDS:
+        assert build_drafter(kind, embedded).reads_features == (kind in FEATURE_KINDS), kind
 
 
 def test_drafters_that_read_hidden_states_are_refused(server, embedded):

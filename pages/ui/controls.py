@@ -8,7 +8,7 @@ from pages.ui import state
 from specviz import DecodeSettings, SpecvizError
 from specviz.decoder_process import ModelSpec
 from specviz.device import decoder_threads
-from specviz.drafters import DRAFTER_KINDS, default_drafter
+from specviz.drafters import DRAFTER_KINDS, FEATURE_KINDS, default_drafter
 from specviz.examples import PACK
 from specviz.limits import check_remote_allowed, host_limits, remote_targets
 from specviz.models import EMBEDDED_NAME, HUB_PAIRS
@@ -157,8 +157,8 @@ def _remote_target() -> None:
     st.selectbox("Target served by (remote target)", ["", *allowed], key="remote_target", on_change=_use_remote,
                  format_func=lambda url: url or "this machine (the pair above)",
                  help="A vLLM, SGLang or llama-cpp-python server verifies each draft in one request; the pair's "
-                      "target lends its tokenizer. The drafter stays here and must draft on its own (not eagle, "
-                      "medusa or lookup+eagle, which read the target's hidden states).")
+                      f"target lends its tokenizer. The drafter stays here and must draft on its own (not "
+                      f"{', '.join(FEATURE_KINDS)}, which read the target's hidden states).")
 
 
 def _use_remote() -> None:
@@ -166,7 +166,7 @@ def _use_remote() -> None:
     and drafts with the tiny LM, which needs no hidden states."""
     if st.session_state.remote_target:
         st.session_state.auto_size = False
-        if st.session_state.drafter in ("eagle", "medusa", "lookup+eagle"):
+        if st.session_state.drafter in FEATURE_KINDS:
             st.session_state.drafter = "tiny"
 
 

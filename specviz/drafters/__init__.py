@@ -24,6 +24,7 @@ TRAINED = {"eagle": ("eagle", "load_eagle", "head_name"), "tiny": ("tiny", "load
            "medusa": ("medusa", "load_medusa", "heads_name"),
            "specdrafter": ("specdrafter", "load_specdrafter", "specdrafter_name")}
 PARALLEL_KINDS = ("medusa", "specdrafter")   # draft a whole block in one pass
+FEATURE_KINDS = ("eagle", "medusa", "lookup+eagle")   # read the target's hidden states: no remote target
 
 
 def _trained(kind: str, part: int):

@@ -19,6 +19,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from specviz.drafters.base import Drafter
+from specviz.kv_cache import common_prefix
 from specviz.packed_linear import PackedLinear, can_pack
 from specviz.tree import depths, is_chain, visibility
 
@@ -189,13 +191,24 @@ def frontier(parents: list[int], past: int, new: int,
     return positions, visibility(parents, past)[-new:].to(device)
 
 
-def reusable(fed: list[int], seq: list[int], most: int) -> int:
-    """How many leading tokens of `seq` (at most `most`) a causal cache built on `fed` already
-    holds: the length of their common prefix. A drafter crops its cache there and feeds the rest."""
-    keep = 0
-    while keep < min(len(fed), most) and fed[keep] == seq[keep]:
-        keep += 1
-    return keep
+class CachedDrafter(Drafter):
+    """A drafter LM with a causal KV cache of its own over prompt + generated, kept between proposals."""
+
+    def __init__(self) -> None:
+        self.prompt: list[int] = []
+        self.cache: list[KV] | None = None
+        self.fed: list[int] = []   # the tokens whose causal cache `cache` starts with
+
+    def begin(self, prompt_ids: list[int]) -> None:
+        self.prompt, self.cache, self.fed = list(prompt_ids), None, []
+
+    def reuse(self, seq: list[int], most: int) -> int:
+        """Crop the cache to the leading tokens of `seq` it already holds, at most `most` of them (their
+        common prefix with `fed`), and return how many: the LM is then fed the rest."""
+        keep = min(common_prefix(self.fed, seq), most)
+        if self.cache is not None:
+            self.cache = [crop(c, keep) for c in self.cache]
+        return keep
 
 
 def crop(cache: KV, length: int) -> KV:

@@ -22,8 +22,8 @@ from pathlib import Path
 import torch
 from torch import nn
 
-from specviz.drafters.base import Draft, Drafter, block_draft
-from specviz.drafters.layers import KV, Block, BlockConfig, RMSNorm, crop, head_rows, pack_head, reusable, spread
+from specviz.drafters.base import Draft, block_draft
+from specviz.drafters.layers import KV, Block, BlockConfig, CachedDrafter, RMSNorm, crop, head_rows, pack_head, spread
 from specviz.drafters.weights import DRAFTERS_DIR, load_weights
 from specviz.models import LoadedModel
 from specviz.warpers import Warper
@@ -82,29 +82,22 @@ def block_mask(new: int, past: int, masks: int, device: torch.device) -> torch.T
     return mask
 
 
-class SpecDrafter(Drafter):
+class SpecDrafter(CachedDrafter):
     """Drafts a block of up to k tokens after prompt + generated in one forward pass, keeping the
     causal cache of the committed prefix between proposals."""
 
     def __init__(self, lm: MaskPredictLM, vocab: int, name: str = "Spec-Drafter"):
+        super().__init__()
         self.name = name
         self.lm = lm.eval()
         self.vocab = vocab
         self.device = lm.masks.device
-        self.prompt: list[int] = []
-        self.cache: list[KV] | None = None
-        self.fed: list[int] = []   # the tokens `cache` holds
-
-    def begin(self, prompt_ids: list[int]) -> None:
-        self.prompt, self.cache, self.fed = list(prompt_ids), None, []
 
     @torch.no_grad()
     def propose(self, generated: list[int], gamma: int, warper: Warper, generator: torch.Generator,
                 confidence: float = 0.0, branches: int = 1, nodes: int = 0) -> Draft:
         seq = self.prompt + generated
-        keep = reusable(self.fed, seq, len(seq))   # the masks bring the logits: every committed token may be reused
-        if self.cache is not None:
-            self.cache = [crop(c, keep) for c in self.cache]
+        keep = self.reuse(seq, len(seq))   # the masks bring the logits: every committed token may be reused
         k = min(gamma, len(self.lm.masks))
         new = torch.tensor(seq[keep:], dtype=torch.long, device=self.device)
         positions = torch.arange(keep, len(seq) + k, device=self.device)

@@ -14,17 +14,16 @@ from pathlib import Path
 import torch
 from torch import nn
 
-from specviz.drafters.base import Draft, Drafter, draft_loop
+from specviz.drafters.base import Draft, draft_loop
 from specviz.drafters.layers import (
     KV,
     Block,
     BlockConfig,
+    CachedDrafter,
     RMSNorm,
-    crop,
     frontier,
     head_rows,
     pack_head,
-    reusable,
     spread,
 )
 from specviz.drafters.weights import DRAFTERS_DIR, load_weights
@@ -67,29 +66,22 @@ class TinyLM(nn.Module):
         return self.shared[1](self.norm(x)), caches
 
 
-class TinyDrafter(Drafter):
+class TinyDrafter(CachedDrafter):
     """Runs the tiny LM through `draft_loop` (a chain, or a tree one depth per call), keeping the
     cache of the committed prefix."""
 
     def __init__(self, lm: TinyLM, vocab: int, name: str = "tiny LM"):
+        super().__init__()
         self.name = name
         self.lm = lm.eval()
         self.vocab = vocab
         self.device = next(lm.parameters()).device
-        self.prompt: list[int] = []
-        self.cache: list[KV] | None = None
-        self.fed: list[int] = []  # the tokens whose causal cache `cache` starts with
-
-    def begin(self, prompt_ids: list[int]) -> None:
-        self.prompt, self.cache, self.fed = list(prompt_ids), None, []
 
     @torch.no_grad()
     def propose(self, generated: list[int], gamma: int, warper: Warper, generator: torch.Generator,
                 confidence: float = 0.0, branches: int = 1, nodes: int = 0) -> Draft:
         seq = self.prompt + generated
-        keep = reusable(self.fed, seq, len(seq) - 1)   # the last token is fed again: its logits are the root's
-        if self.cache is not None:
-            self.cache = [crop(c, keep) for c in self.cache]
+        keep = self.reuse(seq, len(seq) - 1)   # the last token is fed again: its logits are the root's
         new = torch.tensor(seq[keep:], device=self.device)
         logits, self.cache = self.lm(new[None], torch.arange(keep, len(seq), device=self.device), self.cache)
         self.fed = list(seq)
