@@ -14,7 +14,7 @@ from synthetic import synthetic_baseline, synthetic_trace
 from specviz import trace_from_dict
 from specviz.charts.race import SPECULATIVE, TARGET_ALONE, agreement, committed, lane, race_chart
 from specviz.study import Study, Variant
-from specviz.trace import derived_elapsed
+from specviz.trace import VERSION, derived_elapsed
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
 
@@ -70,10 +70,11 @@ def test_agreement_says_identical_or_why_not():
     assert not same and sentence.startswith("The outputs differ from token 4 on: both runs sampled with seed 0")
 
 
-def test_version_3_round_trip_keeps_elapsed():
+def test_round_trip_keeps_elapsed():
     trace = synthetic_baseline([5, 6, 7])
     data = json.loads(json.dumps(trace.to_dict()))
-    assert data["version"] == 3 and [it["elapsed"] for it in data["iterations"]] == [0.05, 0.1, 0.15000000000000002]
+    assert data["version"] == VERSION
+    assert [it["elapsed"] for it in data["iterations"]] == [0.05, 0.1, 0.15000000000000002]
     assert trace_from_dict(data) == trace
 
 
