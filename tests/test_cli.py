@@ -17,14 +17,16 @@ from specviz.verify_cost import Setup
 PROMPT = "Repeat exactly: the red fox, the red fox, the red fox."
 
 
-def test_help_documents_every_option():
-    out = subprocess.run([sys.executable, "-m", "specviz", "generate", "--help"], capture_output=True, text=True,
-                         check=True).stdout
+def test_help_documents_every_option(capsys):
+    with pytest.raises(SystemExit):
+        main(["generate", "--help"])
+    out = capsys.readouterr().out
     for option in ["--gamma", "--temperature", "--top-k", "--top-p", "--drafter", "--verify", "--seed",
                    "--max-new-tokens", "--trace", "--compare-baseline", "--beta", "--tau", "--target-latency-ms"]:
         assert option in out
-    top = subprocess.run([sys.executable, "-m", "specviz", "--help"], capture_output=True, text=True).stdout
-    assert "generate" in top and "show" in top
+    top = subprocess.run([sys.executable, "-m", "specviz", "--help"], capture_output=True, text=True,
+                         check=True).stdout   # the module runs as a program
+    assert "generate" in top and "show" in top and "bench-remote" in top
 
 
 def test_generate_prints_text_legend_summary_and_saves_trace(embedded, tmp_path, capsys):
