@@ -11,6 +11,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from specviz.bench.command import add_bench_arguments, run_bench
+from specviz.bench.remote import add_remote_bench_arguments, run_remote_bench
 from specviz.errors import SpecvizError
 from specviz.settings import VERIFY_RULES, DecodeSettings
 from specviz.training.acceptance_command import add_acceptance_arguments, run_acceptance
@@ -339,6 +340,9 @@ COMMANDS = [
      add_acceptance_arguments, run_acceptance),
     ("bench", "time speculative decoding against the baseline and transformers' generate",
      add_bench_arguments, run_bench),
+    ("bench-remote", "time a target served by a real engine: the target alone driven from here, each drafter of "
+                     "its own, the server's own generation, at added latencies",
+     add_remote_bench_arguments, run_remote_bench),
 ]
 
 

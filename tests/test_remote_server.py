@@ -7,21 +7,22 @@ lossless sampling on the top-k only is marked approximate in the trace and on th
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 
 import pytest
 import torch
+from apps import APP
+from streamlit.testing.v1 import AppTest
 
 from specviz import DecodeSettings, Run, SpecvizError, generate
 from specviz.bench.llama_server import MODEL, free_port, llama_server
-from specviz.drafters import FEATURE_KINDS, STANDALONE_KINDS, build_drafter
+from specviz.bench.remote import NEAR_TIE
+from specviz.cli import main
+from specviz.drafters import FEATURE_KINDS, STANDALONE_KINDS, build_drafter, drafter_name
 from specviz.remote import RemoteTarget
 from specviz.trace import approximate_note
 
-# nats between the top two log-probabilities: llama.cpp's one-token passes and its batched pass over
-# a prompt round the quantized products differently; on "def fibonacci(n):" they part at token 13,
-# where the batched pass puts " n" 0.40 nats above " max" and the one-token passes pick " max".
-NEAR_TIE = 0.5
 # Raw prompts, no chat template: the server sorts the whole vocabulary in Python at every echoed
 # position, so a request costs about 0.1 s per token of context here.
 PROMPTS = ["The three primary colours are", "def fibonacci(n):"]
@@ -35,8 +36,10 @@ def server():
 
 @pytest.fixture(scope="module")
 def tiny(embedded):
-    torch.set_num_threads(1)
-    return build_drafter("tiny", embedded)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)   # the server has the other core
+    yield build_drafter("tiny", embedded)
+    torch.set_num_threads(threads)
 
 
 def greedy(url: str, **kwargs) -> DecodeSettings:
@@ -47,13 +50,6 @@ def divergence(ours: list[int], theirs: list[int]) -> int | None:
     return next((i for i, (a, b) in enumerate(zip(ours, theirs)) if a != b), None)
 
 
-def top2_gap(remote: RemoteTarget, ids: list[int]) -> float:
-    """The gap between the server's two best log-probabilities after `ids`, in one batched pass."""
-    remote.k = 2
-    best = remote.logits(ids, last=1)[0].topk(2).values
-    return float(best[0] - best[1])
-
-
 @pytest.mark.parametrize("prompt", PROMPTS)
 def test_greedy_through_the_server_equals_its_own_greedy_generation(server, embedded, tiny, prompt):
     trace = generate(embedded, tiny, prompt, greedy(server, gamma=4), chat=False)
@@ -62,7 +58,7 @@ def test_greedy_through_the_server_equals_its_own_greedy_generation(server, embe
     ours = [remote.engine.pieces[t] for t in trace.generated_ids if t not in embedded.eos_ids]  # theirs ends before EOS
     assert len(theirs) == len(ours)
     at = divergence(ours, theirs)
-    assert at is None or top2_gap(remote, trace.prompt_ids + trace.generated_ids[:at]) < NEAR_TIE, \
+    assert at is None or remote.top2_gap(trace.prompt_ids + trace.generated_ids[:at]) < NEAR_TIE, \
         f"diverged from the server's own generation at token {at}, with no near-tie there"
     assert trace.summary().alpha is not None and trace.iterations[0].drafted == 4
 
@@ -131,3 +127,42 @@ def test_a_server_killed_mid_run_leaves_the_iterations_decided_before(embedded, 
     trace = run.trace
     assert len(trace.iterations) == 2 and trace.stopped_by.startswith("the remote target failing: ")
     assert "\n" not in trace.stopped_by and len(trace.generated_ids) >= 2
+
+
+def test_the_remote_bench_measures_every_row_against_the_server(server, tmp_path):
+    prompts = tmp_path / "prompts.json"
+    prompts.write_text(json.dumps({"prompts": [{"id": "colours", "category": "chat", "text": PROMPTS[0]}]}))
+    threads = torch.get_num_threads()
+    try:
+        assert main(["bench-remote", "--target-url", server, "--drafters", "ngram", "--gamma", "2", "--trees",
+                     "tiny:2x2x4", "--latencies", "0,20", "--max-new-tokens", "4", "--prompts", str(prompts),
+                     "--categories", "chat", "--out", str(tmp_path / "r.json"),
+                     "--markdown", str(tmp_path / "r.md")]) == 0
+    finally:
+        torch.set_num_threads(threads)
+    result = json.loads((tmp_path / "r.json").read_text())
+    rows = {(r["latency_ms"], r["method"]): r for r in result["rows"]}
+    methods = ["target alone", "ngram γ=2", "tiny tree 2x2x4", "server generate"]
+    assert set(rows) == {(x, m) for x in (0.0, 20.0) for m in methods}
+    assert all(r["failures"] == 0 and r["runs"] == 1 for r in rows.values())
+    assert rows[0.0, "target alone"]["requests_per_token"] == 1.0 and rows[0.0, "target alone"]["network_share"] == 0
+    assert rows[20.0, "target alone"]["network_share"] > 0 and rows[20.0, "ngram γ=2"]["speedup"] > 0
+    assert "| tiny tree 2x2x4 |" in (tmp_path / "r.md").read_text()
+
+
+def test_the_sidebar_offers_the_hosts_server_and_generate_verifies_there(server, monkeypatch):
+    monkeypatch.setenv("SPECVIZ_REMOTE_TARGETS", server)
+    at = AppTest.from_file(APP, default_timeout=240)
+    at.run()
+    at.selectbox(key="drafter").set_value("eagle").run()
+    at.selectbox(key="remote_target").set_value(server).run()
+    assert at.session_state["drafter"] == "tiny" and not at.session_state["auto_size"]  # no hidden states there
+    assert "Latency added to each request (ms)" in [s.label for s in at.slider]
+    at.text_area(key="prompt").set_value("Hi")
+    at.session_state["max_new_tokens"] = 3
+    at.session_state["temperature"] = 0.0
+    at.button(key="generate").click().run()
+    assert not at.exception and not at.error
+    trace = at.session_state["trace"]
+    assert trace.settings.target_url == server and trace.drafter == drafter_name("tiny")
+    assert len(trace.generated_ids) == 3 and sum(it.drafted for it in trace.iterations) > 0

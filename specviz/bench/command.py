@@ -165,7 +165,7 @@ def run_bench(args: argparse.Namespace) -> None:
     specs = [m.spec for m in methods]
     rows, targets = summarize(specs, runs)
     result = BenchResult(
-        machine=_machine(target.device, target.dtype), command=_command(),
+        machine=_machine(target.device, target.dtype), command=command_line(),
         date=datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),
         settings={"target": target.name, "drafters": used, "gammas": gammas, "draft_confidences": confidences,
                   "trees": trees, "verify_cost": _curve(target) if trees else None,
@@ -240,5 +240,6 @@ def _cpuinfo() -> list[str]:
         return []
 
 
-def _command() -> str:
+def command_line() -> str:
+    """The command as it was typed, for a results file."""
     return "python -m specviz " + " ".join(shlex.quote(a) for a in sys.argv[1:])

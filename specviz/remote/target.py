@@ -134,6 +134,8 @@ class RemoteTarget:
         """The server's own greedy continuation of the prompt (its generation, one request), as token
         texts: the reference a greedy speculative run through it must reproduce token for token."""
         engine = self.engine
+        if self.latency:
+            time.sleep(self.latency)
         if isinstance(engine, LlamaCppPython):
             answer = self._call("POST", "/v1/completions", {
                 "model": self.model, "prompt": engine.decode(prompt_ids), "max_tokens": max_new_tokens,
@@ -149,6 +151,16 @@ class RemoteTarget:
                 "input_ids": prompt_ids, "sampling_params": {"max_new_tokens": max_new_tokens, "temperature": 0.0}})
             ids = (answer[0] if isinstance(answer, list) else answer)["output_ids"]
         return [self.tokenizer.decode([i]) for i in ids]
+
+    def top2_gap(self, ids: list[int]) -> float:
+        """Nats between the server's two best log-probabilities after `ids`, from one batched pass: where
+        its own one-token generation and a verification pass part, this says whether it was a near-tie."""
+        asked, self.k = self.k, 2
+        try:
+            best = self.logits(ids, last=1)[0].topk(2).values
+        finally:
+            self.k = asked
+        return float(best[0] - best[1])
 
     def _verify(self, ids: list[int], first: int) -> Rows:
         path, body = self.engine.body(self.model, ids, first, self.k, self.vocab)
