@@ -39,6 +39,14 @@ def test_a_divergence_at_a_near_tie_counts_and_any_other_leaves_the_numbers():
     assert row.speedup == pytest.approx(2.0)   # prompt "a" only: the failed run is left out
 
 
+def test_a_run_that_stopped_is_counted_and_left_out():
+    stopped = record("tiny γ=4", 0, "b", 3, 1.0, 2)
+    stopped.stopped = "the remote target failing: the server tokenised the text differently"
+    runs = [record(ALONE, 0, "a", 16, 8.0, 16), record("tiny γ=4", 0, "a", 16, 4.0, 8), stopped]
+    (row,) = [r for r in summarize(runs, [ALONE, "tiny γ=4"], [0]) if r.method == "tiny γ=4"]
+    assert (row.runs, row.stopped, row.failures, row.speedup) == (1, 1, 0, pytest.approx(2.0))
+
+
 def test_the_goals_read_the_tiny_rows_at_100_ms():
     runs = [record(ALONE, 100, "a", 16, 13.0, 16), record("tiny γ=4", 100, "a", 16, 9.0, 10),
             record("tiny tree 4x2x8", 100, "a", 16, 11.0, 20)]

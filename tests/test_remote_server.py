@@ -136,7 +136,7 @@ def test_the_remote_bench_measures_every_row_against_the_server(server, tmp_path
     try:
         assert main(["bench-remote", "--target-url", server, "--drafters", "ngram", "--gamma", "2", "--trees",
                      "tiny:2x2x4", "--latencies", "0,20", "--max-new-tokens", "4", "--prompts", str(prompts),
-                     "--categories", "chat", "--out", str(tmp_path / "r.json"),
+                     "--categories", "chat", "--no-chat", "--out", str(tmp_path / "r.json"),
                      "--markdown", str(tmp_path / "r.md")]) == 0
     finally:
         torch.set_num_threads(threads)
@@ -166,3 +166,12 @@ def test_the_sidebar_offers_the_hosts_server_and_generate_verifies_there(server,
     trace = at.session_state["trace"]
     assert trace.settings.target_url == server and trace.drafter == drafter_name("tiny")
     assert len(trace.generated_ids) == 3 and sum(it.drafted for it in trace.iterations) > 0
+
+
+def test_a_context_the_target_split_as_its_tokenizer_would_not_stops_the_run(server, embedded):
+    """The model writes "\n" then "\n" after this sentence; as text that reads back as one "\n\n", so a
+    text-only engine cannot be sent the context any more: the run stops in one line, keeping both."""
+    trace = generate(embedded, None, "Explain to a ten-year-old why the sea has tides.",
+                     greedy(server, max_new_tokens=8), chat=False)
+    assert trace.stopped_by.startswith("the remote target failing: the server tokenised the text differently")
+    assert [embedded.tokenizer.decode([t]) for t in trace.generated_ids] == ["\n", "\n"]

@@ -36,7 +36,7 @@ from specviz.device import Clock
 from specviz.drafters.base import Drafter
 from specviz.errors import SpecvizError
 from specviz.models import LoadedModel
-from specviz.remote import RemoteTarget
+from specviz.remote import RemoteError, RemoteTarget
 from specviz.remote.target import pieces
 from specviz.settings import DecodeSettings
 
@@ -62,10 +62,12 @@ class RemoteRun:
     evaluated: int | None
     diverged_at: int | None      # first token unlike the server's own generation (None: equal)
     gap: float | None            # nats between the server's top two there
+    stopped: str | None = None   # why the run ended early (a text-only engine and a context it re-tokenises)
 
     @property
     def fails(self) -> bool:
-        return self.diverged_at is not None and (self.gap is None or self.gap >= NEAR_TIE)
+        return self.stopped is not None or (
+            self.diverged_at is not None and (self.gap is None or self.gap >= NEAR_TIE))
 
 
 @dataclass
@@ -81,6 +83,7 @@ class RemoteRow:
     network_share: float | None
     near_ties: int
     failures: int
+    stopped: int = 0
 
 
 def add_remote_bench_arguments(parser: argparse.ArgumentParser) -> None:
@@ -90,17 +93,17 @@ def add_remote_bench_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--drafters", default="tiny,specdrafter,ngram,bigram",
                         help="comma-separated drafters of their own, each timed as a chain (default %(default)s)")
     parser.add_argument("--gamma", type=int, default=4, help="draft length of the chains (default 4)")
-    parser.add_argument("--trees", default="tiny:4x2x8",
+    parser.add_argument("--trees", default="tiny:3x2x6",
                         help="comma-separated KIND:DEPTHxTOPKxNODES token trees (default %(default)s; '' for none)")
     parser.add_argument("--latencies", default="0,20,100",
                         help="comma-separated milliseconds added to every request (default %(default)s)")
-    parser.add_argument("--max-new-tokens", type=int, default=16, help="tokens per prompt (default 16)")
+    parser.add_argument("--max-new-tokens", type=int, default=12, help="tokens per prompt (default 12)")
     parser.add_argument("--prompts", default=str(DEFAULT_PROMPTS), help="prompt set JSON (default: the shipped one)")
     parser.add_argument("--categories", default="chat,code", help="comma-separated categories (default %(default)s)")
     parser.add_argument("--per-category", type=int, default=1, help="prompts per category (default 1)")
-    parser.add_argument("--chat", action="store_true",
-                        help="wrap prompts in the chat template (default: raw text; llama-cpp-python's cost per "
-                             "request grows with the context)")
+    parser.add_argument("--no-chat", action="store_true",
+                        help="feed prompts as raw text, no chat template (shorter contexts, but the embedded model "
+                             "then often writes \"\\n\" \"\\n\", which a text-only engine cannot take back)")
     parser.add_argument("--threads", type=int, default=1, help="torch threads here and the server's (default 1)")
     parser.add_argument("--out", default="benchmarks/remote-target.json", help="results JSON (default: %(default)s)")
     parser.add_argument("--markdown", default="benchmarks/remote-target.md",
@@ -134,7 +137,7 @@ def run_remote_bench(args: argparse.Namespace) -> None:
             server = (f"llama-cpp-python {metadata.version('llama-cpp-python')} on 127.0.0.1, the embedded GGUF, "
                       f"{args.threads} thread(s), --logits_all true")
         model = args.target_model or (MODEL if args.target_url is None else "")
-        runs = measure(target, methods, prompts, latencies, url, model, args.chat)
+        runs = measure(target, methods, prompts, latencies, url, model, not args.no_chat)
     rows = summarize(runs, [name for name, *_ in methods] + [SERVER], latencies)
     date = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
     result = {"format": FORMAT, "version": 1, "date": date,
@@ -142,7 +145,7 @@ def run_remote_bench(args: argparse.Namespace) -> None:
               "client": {"platform": platform.platform(terse=True), "torch": torch.__version__,
                          "threads": torch.get_num_threads(), "target": target.name},
               "settings": {"gamma": args.gamma, "max_new_tokens": args.max_new_tokens, "latencies_ms": latencies,
-                           "prompts": [p.id for p in prompts], "chat": args.chat, "near_tie_nats": NEAR_TIE},
+                           "prompts": [p.id for p in prompts], "chat": not args.no_chat, "near_tie_nats": NEAR_TIE},
               "rows": [asdict(r) for r in rows], "runs": [asdict(r) for r in runs]}
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(result, indent=1, ensure_ascii=False) + "\n")
@@ -179,11 +182,13 @@ def measure(target: LoadedModel, methods: list[tuple[str, Drafter | None, Decode
                 ours = [texts[t] for t in trace.generated_ids if t not in target.eos_ids]
                 at = next((j for j, (a, b) in enumerate(zip(ours, theirs)) if a != b),
                           None if len(ours) == len(theirs) else min(len(ours), len(theirs)))
-                gap = remote.top2_gap(prompt_ids + trace.generated_ids[:at]) if at is not None else None
+                gap = _gap(remote, prompt_ids + trace.generated_ids[:at]) if at is not None and not trace.stopped_by \
+                    else None
                 its = trace.iterations
                 runs.append(RemoteRun(name, latency, prompt.id, len(trace.generated_ids), seconds, run.lm.requests,
                                       sum(it.network_time for it in its), len(its),
-                                      sum(it.accepted for it in its), sum(it.evaluated for it in its), at, gap))
+                                      sum(it.accepted for it in its), sum(it.evaluated for it in its), at, gap,
+                                      trace.stopped_by))
             done = [r for r in runs if r.latency_ms == latency and r.prompt == prompt.id]
             print(f"[{latency:g} ms, {prompt.id}] tokens/s  " + "  ".join(
                 f"{r.method}: {r.tokens / r.seconds:.2f}" for r in done), file=log, flush=True)
@@ -212,7 +217,8 @@ def summarize(runs: list[RemoteRun], methods: list[str], latencies: list[float])
                 tokens / iterations if iterations else None,
                 sum(r.requests for r in good) / tokens if tokens else None,
                 sum(r.network for r in good) / seconds if seconds else None,
-                sum(r.diverged_at is not None and not r.fails for r in mine), sum(r.fails for r in mine)))
+                sum(r.diverged_at is not None and not r.fails for r in mine),
+                sum(r.fails and not r.stopped for r in mine), sum(r.stopped is not None for r in mine)))
     return rows
 
 
@@ -243,21 +249,25 @@ def to_markdown(result: dict, rows: list[RemoteRow], runs: list[RemoteRun]) -> s
         lines.append(f"| {method} | " + " | ".join(cells) + " |")
     lines += ["", "## Every row", "",
               "| added latency | method | tokens/s | speedup | α̂ | accepted length | requests per token "
-              "| network share | near-ties | failures |",
-              "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+              "| network share | near-ties | failures | stopped |",
+              "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for r in rows:
         lines.append(f"| {r.latency_ms:g} ms | {r.method} | {_n(r.tokens_per_s, 2)} | {_x(r.speedup)} "
                      f"| {_n(r.alpha, 3)} | {_n(r.accepted_length, 2)} | {_n(r.requests_per_token, 2)} "
-                     f"| {_pct(r.network_share)} | {r.near_ties} | {r.failures} |")
+                     f"| {_pct(r.network_share)} | {r.near_ties} | {r.failures} | {r.stopped} |")
     lines += ["", "## Targets", ""]
     for goal in targets(rows):
         lines.append(f"- {goal}")
     lines += ["", "## Greedy equality with the server's own generation", ""]
-    parted = [r for r in runs if r.diverged_at is not None]
     checked = [r for r in runs if r.method != SERVER]
-    if not parted:
-        lines.append(f"- all {len(checked)} speculative and client-driven runs wrote the server's own tokens exactly")
-    for r in parted:
+    exact = sum(r.diverged_at is None and not r.stopped for r in checked)
+    lines.append(f"- {exact} of {len(checked)} speculative and client-driven runs wrote the server's own tokens "
+                 "exactly")
+    for r in runs:
+        if r.stopped:
+            lines.append(f"- stopped: {r.method} on {r.prompt} at {r.latency_ms:g} ms after {r.tokens} tokens: "
+                         f"{r.stopped}")
+    for r in (r for r in checked if r.diverged_at is not None and not r.stopped):
         kind = "near-tie" if not r.fails else "FAILED"
         lines.append(f"- {kind}: {r.method} on {r.prompt} at {r.latency_ms:g} ms parts at token {r.diverged_at} "
                      f"(top-two gap {_n(r.gap, 2)} nats)")
@@ -279,6 +289,14 @@ def targets(rows: list[RemoteRow]) -> list[str]:
         out.append(f"{tree.method} at {GOAL_LATENCY:g} ms: {tree.speedup:.2f}× (goal: more than the chain's "
                    f"{chain.speedup:.2f}×) — **{met}**")
     return out or [f"no tiny rows at {GOAL_LATENCY:g} ms: nothing judged"]
+
+
+def _gap(remote: RemoteTarget, ids: list[int]) -> float | None:
+    """The server's top-two gap after ids, or None where it cannot be asked (a context it re-tokenises)."""
+    try:
+        return remote.top2_gap(ids)
+    except RemoteError:
+        return None
 
 
 def _kinds(args: argparse.Namespace) -> list[str]:

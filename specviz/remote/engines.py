@@ -32,6 +32,12 @@ from dataclasses import dataclass
 
 from specviz.errors import SpecvizError
 
+
+class RemoteError(SpecvizError):
+    """The remote target failed (unreachable, refused, timed out, died, or answered what cannot be
+    used): a run stops where it was, keeping what it decided."""
+
+
 ALL = 0  # k = ALL asks for the whole distribution
 
 
@@ -56,7 +62,7 @@ class VLLM:
         choice = _only_choice(response)
         prompt = choice.get("prompt_logprobs")
         if not isinstance(prompt, list) or len(prompt) != len(ids):
-            raise SpecvizError("the vLLM server sent no prompt_logprobs for the ids sent (is it vLLM?)")
+            raise RemoteError("the vLLM server sent no prompt_logprobs for the ids sent (is it vLLM?)")
         rows = [{int(token): float(entry["logprob"]) for token, entry in prompt[i + 1].items()}
                 for i in range(first, len(ids) - 1)]
         last = choice["logprobs"]["top_logprobs"][0]
@@ -85,7 +91,7 @@ class SGLang:
         meta = response.get("meta_info") or {}
         top, actual = meta.get("input_top_logprobs"), meta.get("input_token_logprobs")
         if not isinstance(top, list) or len(top) != len(ids) - first:
-            raise SpecvizError("the SGLang server sent no input_top_logprobs for the ids sent (is it SGLang?)")
+            raise RemoteError("the SGLang server sent no input_top_logprobs for the ids sent (is it SGLang?)")
         rows = [_tuples(top[j]) | _tuples([actual[j]]) for j in range(1, len(top))]
         rows.append(_tuples(meta["output_top_logprobs"][0]) | _tuples([meta["output_token_logprobs"][0]]))
         return Rows(rows, meta.get("e2e_latency"))
@@ -124,7 +130,7 @@ class LlamaCppPython:
 
     def body(self, model: str, ids: list[int], first: int, k: int, vocab: int) -> tuple[str, dict]:
         if k == ALL:
-            raise SpecvizError("llama-cpp-python's server returns the top-k of every prompt position as text: "
+            raise RemoteError("llama-cpp-python's server returns the top-k of every prompt position as text: "
                                "ask for at most 100 log-probabilities (--target-logprobs), not the whole p")
         return "/v1/completions", {"model": model, "prompt": self.decode(ids), "echo": True,
                                    "logprobs": k, "max_tokens": 1, "temperature": 0.0}
@@ -135,7 +141,7 @@ class LlamaCppPython:
         logprobs = _only_choice(response).get("logprobs") or {}
         tokens, top = logprobs.get("tokens"), logprobs.get("top_logprobs")
         if not isinstance(tokens, list) or not isinstance(top, list):
-            raise SpecvizError("the server echoed no logprobs (a llama-cpp-python server needs --logits_all true)")
+            raise RemoteError("the server echoed no logprobs (a llama-cpp-python server needs --logits_all true)")
         follows = ids[1:] if ids and ids[0] == self.bos else ids
         kept = [i for i, token in enumerate(follows) if token != self.bos]
         if len(follows) < len(ids):
@@ -143,16 +149,16 @@ class LlamaCppPython:
         meant = [self.pieces[follows[i]] for i in kept if i < len(follows)]
         if tokens[: len(meant)] != meant:
             at = next((i for i, (a, b) in enumerate(zip(tokens, meant)) if a != b), min(len(tokens), len(meant)))
-            raise SpecvizError(f"the server tokenised the text differently from the ids meant (echo entry {at}: "
+            raise RemoteError(f"the server tokenised the text differently from the ids meant (echo entry {at}: "
                                f"{_show(tokens, at)} instead of {_show(meant, at)}); a text-only engine cannot take "
                                "these ids")
         if len(top) != len(kept):   # e.g. the server put a BOS of its own before the text: every row would shift
-            raise SpecvizError(f"the server echoed {len(top)} positions where {len(kept)} were meant; a text-only "
+            raise RemoteError(f"the server echoed {len(top)} positions where {len(kept)} were meant; a text-only "
                                "engine cannot take these ids")
         entry = {i: e for e, i in enumerate(kept)}
         missing = [i for i in range(first, len(ids)) if i not in entry]
         if missing:
-            raise SpecvizError(f"the server's echo holds no distribution after position {missing[0]} (it skips "
+            raise RemoteError(f"the server's echo holds no distribution after position {missing[0]} (it skips "
                                "the BOS token there)")
         return Rows([self._ids(top[entry[i]]) for i in range(first, len(ids))])
 
@@ -183,7 +189,7 @@ def engine_of(models: dict) -> str:
 def _only_choice(response: dict) -> dict:
     choices = response.get("choices") if isinstance(response, dict) else None
     if not choices:
-        raise SpecvizError("the server's answer has no choices")
+        raise RemoteError("the server's answer has no choices")
     return choices[0]
 
 

@@ -31,15 +31,11 @@ from transformers import PreTrainedTokenizerBase
 
 from specviz.drafters.base import Draft, prune
 from specviz.errors import SpecvizError
-from specviz.remote.engines import ALL, ENGINES, LlamaCppPython, Rows, engine_of
+from specviz.remote.engines import ALL, ENGINES, LlamaCppPython, RemoteError, Rows, engine_of
 from specviz.tree import children, is_chain
 
 PROBE = "Speculative decoding drafts tokens, 42 of them; the target verifies: naïve café ✓."
 SAMPLE_IDS = 16   # token texts compared with the server's, spread over the vocabulary
-
-
-class RemoteError(SpecvizError):
-    """The remote target failed (unreachable, refused, timed out, died): a run stops where it was."""
 
 
 class RemoteTarget:
