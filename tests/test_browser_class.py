@@ -55,7 +55,7 @@ def test_a_class_from_the_shipped_examples(app_url):  # noqa: F811
     with app_page(url, 1600) as page:
         sidebar = page.locator("[data-testid='stSidebar']")
         sidebar.get_by_text(f"Showing: example {PACK[0].name}").wait_for(timeout=10_000)  # the first example
-        assert page.locator(".specviz-text .tok").count() > 10  # with its text, before any model loaded
+        page.locator(".specviz-text .tok").nth(10).wait_for(timeout=10_000)  # its text, before any model loaded
         page.screenshot(path=OUT / "class-open.png", full_page=True)
         open_page(page, "Lesson", "Lesson: one iteration")
         for step in range(1, 8):
