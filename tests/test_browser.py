@@ -50,8 +50,9 @@ def wait_healthy(url: str, server: subprocess.Popen, timeout: float = 90) -> Non
     raise TimeoutError("streamlit did not answer /_stcore/health")
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def app_url():
+    """One `streamlit run app.py` for the module's tests, each in its own browser session."""
     port = free_port()
     started = time.monotonic()
     server = subprocess.Popen(

@@ -22,7 +22,7 @@ from specviz.warpers import Warper
 
 PROMPT = "w1 w2 w3"
 COPY_PROMPT = "w1 w2 w3 w1 w2 w3 w1"  # prompt lookup proposes "w2 w3"
-RUNS = 1200
+RUNS = 800  # the two broken rules below still score p < 1e-9 at 800 runs
 
 
 @pytest.fixture(scope="module")

@@ -143,14 +143,14 @@ def _p_value(counts: torch.Tensor, warp: str) -> float:
 @pytest.mark.parametrize("warp", ["plain", "top-k", "top-p"])
 @pytest.mark.parametrize("children", ["sampled", "picked"])
 def test_tree_rule_is_lossless(children, warp):
-    assert _p_value(_two_tokens(children, warp, verification.lossless, 20000), warp) > 1e-3
+    assert _p_value(_two_tokens(children, warp, verification.lossless, 5000), warp) > 1e-3
 
 
 @pytest.mark.parametrize("children", ["sampled", "picked"])
 def test_a_rule_that_keeps_p_after_a_rejected_sibling_is_caught(children, monkeypatch):
     """Trying the next sibling against the original p, not norm(max(0, p − q)), is biased."""
     monkeypatch.setattr(verification, "residual", lambda p, q: p.clone())
-    assert _p_value(_two_tokens(children, "plain", verification.lossless, 20000), "plain") < 1e-6
+    assert _p_value(_two_tokens(children, "plain", verification.lossless, 5000), "plain") < 1e-6
 
 
 @pytest.mark.parametrize("rule", [{"temperature": 0.0}, {"temperature": 1.0}, {"verify": "spec", "beta": 2}])
