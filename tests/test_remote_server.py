@@ -2,7 +2,8 @@
 
 Greedy speculative decoding through it equals its own greedy generation (a batched verification
 pass need not round like one-token passes, so a divergence may sit only at a near-tie of the top
-two log-probabilities); every fault ends in one line, with the iterations decided before it kept;
+two log-probabilities), and its verdicts equal a local run's on every token both drafted; every
+fault ends in one line, with the iterations decided before it kept;
 lossless sampling on the top-k only is marked approximate in the trace and on the page."""
 
 from __future__ import annotations
@@ -61,6 +62,28 @@ def test_greedy_through_the_server_equals_its_own_greedy_generation(server, embe
     assert at is None or remote.top2_gap(trace.prompt_ids + trace.generated_ids[:at]) < NEAR_TIE, \
         f"diverged from the server's own generation at token {at}, with no near-tie there"
     assert trace.summary().alpha is not None and trace.iterations[0].drafted == 4
+    local = generate(embedded, tiny, prompt, replace(greedy(server, gamma=4), target_url=None), chat=False)
+    at = divergence(local.generated_ids, trace.generated_ids)
+    until = len(trace.generated_ids) if at is None else at
+    here, there = verdicts(local, until), verdicts(trace, until)
+    assert here.keys() & there.keys() and all(here[k] == there[k] for k in here.keys() & there.keys())
+    assert at is None or local_top2_gap(embedded, local.prompt_ids + local.generated_ids[:at]) < NEAR_TIE, \
+        f"parted from the local run at token {at}, with no near-tie there"
+
+
+def verdicts(trace, until: int) -> dict[tuple[int, int], str]:
+    """Each drafted token before output index `until`, keyed (index, id), with its verdict."""
+    out, start = {}, 0
+    for it in trace.iterations:
+        out |= {(start + d.position - 1, d.token_id): d.verdict for d in it.drafts if start + d.position - 1 < until}
+        start += len(it.emitted_ids)
+    return out
+
+
+def local_top2_gap(model, ids: list[int]) -> float:
+    with torch.no_grad():
+        top = torch.log_softmax(model.model(torch.tensor([ids])).logits[0, -1].float(), -1).topk(2).values
+    return float(top[0] - top[1])
 
 
 def test_a_token_tree_is_verified_through_the_server(server, embedded, tiny):
