@@ -3,8 +3,8 @@
 Greedy speculative decoding through it equals its own greedy generation (a batched verification
 pass need not round like one-token passes, so a divergence may sit only at a near-tie of the top
 two log-probabilities), and its verdicts equal a local run's on every token both drafted; every
-fault ends in one line, with the iterations decided before it kept;
-lossless sampling on the top-k only is marked approximate in the trace and on the page."""
+fault ends in one line, with the iterations decided before it kept; lossless sampling on the top-k
+only is marked approximate in the trace and on the page."""
 
 from __future__ import annotations
 
