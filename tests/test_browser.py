@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
@@ -21,6 +20,8 @@ from pathlib import Path
 
 import pytest
 
+from specviz.bench.llama_server import free_port
+
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "test-output"
 CHROMIUM = "/usr/bin/chromium"
@@ -29,12 +30,6 @@ ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--d
 
 pytestmark = pytest.mark.skipif(not Path(CHROMIUM).exists() or shutil.which("streamlit", path=Path(
     sys.executable).parent) is None, reason="needs Debian's chromium (make browser) and streamlit")
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def wait_healthy(url: str, server: subprocess.Popen, timeout: float = 90) -> None:
