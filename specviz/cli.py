@@ -11,6 +11,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from specviz.bench.command import add_bench_arguments, run_bench
+from specviz.bench.gpu_check import add_gpu_check_arguments, run_gpu_check
 from specviz.bench.remote import add_remote_bench_arguments, run_remote_bench
 from specviz.errors import SpecvizError
 from specviz.settings import VERIFY_RULES, DecodeSettings
@@ -343,6 +344,9 @@ COMMANDS = [
     ("bench-remote", "time a target served by a real engine: the target alone driven from here, each drafter of "
                      "its own, the server's own generation, at added latencies",
      add_remote_bench_arguments, run_remote_bench),
+    ("gpu-check", "check the decoder on this device: the embedded target's greedy equality in fp32 and half "
+                  "precision, tokens/s by γ, and a hosted-size pair built from configs against assisted generation",
+     add_gpu_check_arguments, run_gpu_check),
 ]
 
 

@@ -34,10 +34,11 @@ class PackedLinear(nn.Module):
 
 
 def can_pack(model: nn.Module) -> bool:
-    """Packing applies to fp32 / bf16 models on the CPU when oneDNN is built in."""
+    """Packing applies to fp32 models on the CPU when oneDNN is built in, and to bf16 ones where the
+    CPU has the instructions oneDNN's bf16 path needs (AVX512 or AVX-NE-CONVERT)."""
     p = next(model.parameters())
-    return (p.device.type == "cpu" and p.dtype in (torch.float32, torch.bfloat16)
-            and torch.backends.mkldnn.is_available())
+    bf16 = p.dtype == torch.bfloat16 and torch.ops.mkldnn._is_mkldnn_bf16_supported()
+    return p.device.type == "cpu" and (p.dtype == torch.float32 or bf16) and torch.backends.mkldnn.is_available()
 
 
 def pack_linears(model: nn.Module) -> int:

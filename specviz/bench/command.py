@@ -165,7 +165,7 @@ def run_bench(args: argparse.Namespace) -> None:
     specs = [m.spec for m in methods]
     rows, targets = summarize(specs, runs)
     result = BenchResult(
-        machine=_machine(target.device, target.dtype), command=command_line(),
+        machine=machine(target.device, target.dtype), command=command_line(),
         date=datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),
         settings={"target": target.name, "drafters": used, "gammas": gammas, "draft_confidences": confidences,
                   "trees": trees, "verify_cost": _curve(target) if trees else None,
@@ -220,7 +220,7 @@ def _default_kinds() -> list[str]:
     return ["ngram", "model", *(k for k in DRAFTER_KINDS if k not in ("ngram", "model", "none"))]
 
 
-def _machine(device: torch.device, dtype: torch.dtype) -> dict:
+def machine(device: torch.device, dtype: torch.dtype) -> dict:
     if device.type == "cuda":
         name = torch.cuda.get_device_name(device)
     else:

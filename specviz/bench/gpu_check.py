@@ -1,0 +1,285 @@
+"""`python -m specviz gpu-check`: the decoder on whatever device is present, with no download.
+
+Two parts, one report (`benchmarks/gpu-check.{json,md}`):
+
+1. The embedded target with its trained drafters, in fp32 and in half precision (bf16, or fp16
+   where the GPU has no bf16): greedy speculative output against the target alone in the same
+   dtype, tokens/s at each γ, α̂, accepted length and c. In half precision a (γ+1)-token
+   verification pass need not round like γ+1 one-token passes, so the promise is weaker than
+   fp32's exact equality: output tokens may part only where the target's top two logits lie
+   within HALF_MARGIN of each other (a near-tie); each parting is listed with its gap.
+2. A hosted-demo-sized pair built from configs with random weights (SmolLM2-1.7B-shaped target,
+   360M- and 135M-shaped draft LMs): the verify-cost curve, c of each draft LM, peak memory, the
+   speedup the analytic formula predicts from those costs at α 0.5-0.9 (a prediction: random
+   weights have no real α), and the engine against transformers' assisted generation on the
+   same pair, both timed with the device synchronized.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import torch
+from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
+
+from specviz.bench.command import command_line, machine
+from specviz.bench.memory import memory_source, peak_mb, reset_peak
+from specviz.bench.methods import engine_method, hf_method
+from specviz.bench.prompts import DEFAULT_PROMPTS, BenchPrompt, load_prompts
+from specviz.decoder import generate
+from specviz.device import Clock, pick_device, pick_dtype
+from specviz.drafters import DraftModelDrafter, build_drafter
+from specviz.errors import SpecvizError
+from specviz.models import LoadedModel, embedded_dir, load_model
+from specviz.packed_linear import can_pack, pack_linears
+from specviz.settings import DecodeSettings
+from specviz.theory import expected_tokens
+from specviz.verify_cost import VerifyCost
+from specviz.verify_cost import measure as measure_verify_cost
+
+HALF_MARGIN = 0.5   # logits: in half precision, greedy outputs may part only where the top two are this close
+ALPHAS = (0.5, 0.6, 0.7, 0.8, 0.9)
+# Llama shapes of SmolLM2-1.7B, -360M and -135M (hidden, MLP, layers, heads, KV heads); "tiny" for the tests.
+SHAPES = {
+    "hosted": {"target": (2048, 8192, 24, 32, 32), "draft-360M": (960, 2560, 32, 15, 5),
+               "draft-135M": (576, 1536, 30, 9, 3)},
+    "tiny": {"target": (128, 256, 4, 4, 2), "draft-a": (64, 128, 2, 2, 1), "draft-b": (32, 64, 1, 2, 1)},
+}
+
+
+@dataclass
+class EqualityRow:
+    """One drafter at one γ in one dtype, over every prompt, against the target alone in that dtype."""
+
+    dtype: str
+    drafter: str
+    gamma: int
+    tokens: int
+    equal: int                  # prompts whose output equals the target alone's
+    prompts: int
+    partings: list[dict] = field(default_factory=list)   # {prompt, token, gap}: where an output parted
+    tokens_per_s: float = 0.0
+    speedup: float = 0.0        # over the target alone in the same dtype
+    alpha: float | None = None
+    accepted_length: float | None = None
+    c: float | None = None
+
+    @property
+    def promise_kept(self) -> bool:
+        """fp32: every output equal; half precision: every parting at a near-tie."""
+        if self.dtype == "float32":
+            return self.equal == self.prompts
+        return all(p["gap"] < HALF_MARGIN for p in self.partings)
+
+
+def add_gpu_check_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--device", default=None, help="cuda or cpu (default: CUDA when present)")
+    parser.add_argument("--half", default=None, choices=["bf16", "fp16"],
+                        help="the half-precision dtype (default: bf16 where the device has it, else fp16)")
+    parser.add_argument("--drafters", default="eagle,tiny,ngram",
+                        help="drafters of the embedded target (default %(default)s; ngram is prompt lookup)")
+    parser.add_argument("--gammas", default="1,2,3,4,6,8", help="comma-separated γ values (default %(default)s)")
+    parser.add_argument("--max-new-tokens", type=int, default=48, help="tokens per prompt (default 48)")
+    parser.add_argument("--prompts", default=str(DEFAULT_PROMPTS), help="prompt set JSON (default: the shipped one)")
+    parser.add_argument("--per-category", type=int, default=1, help="prompts per category (default 1)")
+    parser.add_argument("--pair", default="hosted", choices=sorted(SHAPES),
+                        help="shapes of the pair built from configs (default %(default)s; tiny for a quick check)")
+    parser.add_argument("--pair-tokens", type=int, default=32, help="tokens per prompt for the pair (default 32)")
+    parser.add_argument("--pair-gamma", type=int, default=4, help="γ of the pair's engine and assisted runs")
+    parser.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: torch's)")
+    parser.add_argument("--out", default="benchmarks/gpu-check.json", help="report JSON (default: %(default)s)")
+    parser.add_argument("--markdown", default="benchmarks/gpu-check.md", help="report Markdown (default: %(default)s)")
+
+
+def run_gpu_check(args: argparse.Namespace) -> None:
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    device = pick_device(args.device)
+    half = pick_dtype(device, args.half) if args.half or device.type == "cuda" else torch.bfloat16
+    gammas = _ints(args.gammas, "--gammas")
+    prompts = load_prompts(args.prompts, per_category=args.per_category)
+    started = time.monotonic()
+    rows = [row for dtype in (torch.float32, half)
+            for row in embedded_rows(device, dtype, args.drafters.split(","), gammas, prompts, args.max_new_tokens)]
+    pair = pair_report(device, half if device.type == "cuda" else torch.float32, args.pair, prompts[:2],
+                       args.pair_tokens, args.pair_gamma)
+    result = {"date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),
+              "command": command_line(), "machine": machine(device, half), "seconds": time.monotonic() - started,
+              "half_margin": HALF_MARGIN, "prompts": [p.id for p in prompts],
+              "embedded": [asdict(r) | {"promise_kept": r.promise_kept} for r in rows], "pair": pair}
+    for path, text in ((args.out, json.dumps(result, indent=1)), (args.markdown, to_markdown(result))):
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        Path(path).write_text(text)
+    print(to_markdown(result))
+
+
+def embedded_rows(device: torch.device, dtype: torch.dtype, kinds: list[str], gammas: list[int],
+                  prompts: list[BenchPrompt], tokens: int) -> list[EqualityRow]:
+    """Each drafter at each γ against the target alone, greedy, on the embedded target in `dtype`."""
+    target = load_model(None, str(device), str(dtype).removeprefix("torch."))
+    target.eos_ids = frozenset()   # every run writes `tokens` tokens, so rates compare like with like
+    clock, name = Clock(device), str(dtype).removeprefix("torch.")
+
+    def timed(drafter, gamma: int) -> tuple[list[list[int]], float, list]:
+        settings = DecodeSettings(temperature=0.0, gamma=gamma, max_new_tokens=tokens, record=True)
+        generate(target, drafter, prompts[0].text, settings)   # warm-up
+        start, traces = clock.now(), [generate(target, drafter, p.text, settings) for p in prompts]
+        return [t.generated_ids for t in traces], clock.now() - start, traces
+
+    reference, base_seconds, _ = timed(None, 1)
+    rows = []
+    for kind in kinds:
+        drafter = build_drafter(kind, target)
+        for gamma in gammas:
+            outputs, seconds, traces = timed(drafter, gamma)
+            partings = [{"prompt": p.id, "token": at, "gap": top2_gap(target, t.prompt_ids + ref[:at])}
+                        for p, t, out, ref in zip(prompts, traces, outputs, reference)
+                        if (at := _parting(out, ref)) is not None]
+            summaries = [t.summary() for t in traces]
+            its = sum(len(t.iterations) for t in traces)
+            rows.append(EqualityRow(
+                name, kind, gamma, tokens, len(prompts) - len(partings), len(prompts), partings,
+                tokens * len(prompts) / seconds, base_seconds / seconds,
+                _mean([s.alpha for s in summaries]), tokens * len(prompts) / its, _mean([s.c for s in summaries])))
+    return rows
+
+
+def top2_gap(target: LoadedModel, ids: list[int]) -> float:
+    """Logits between the target's best and second-best next token after `ids`, one pass, its dtype."""
+    with torch.no_grad():
+        logits = target.model(torch.tensor([ids], device=target.device)).logits[0, -1].float()
+    top = logits.topk(2).values
+    return float(top[0] - top[1])
+
+
+def build_pair_model(shape: tuple[int, int, int, int, int], device: torch.device, dtype: torch.dtype,
+                     seed: int) -> LoadedModel:
+    """A Llama with the embedded model's config and tokenizer but the given shape, random weights."""
+    hidden, mlp, layers, heads, kv_heads = shape
+    base = AutoConfig.from_pretrained(embedded_dir())
+    config = type(base)(**{**base.to_dict(), "hidden_size": hidden, "intermediate_size": mlp,
+                           "num_hidden_layers": layers, "num_attention_heads": heads,
+                           "num_key_value_heads": kv_heads, "head_dim": hidden // heads})
+    torch.manual_seed(seed)
+    model = AutoModelForCausalLM.from_config(config, dtype=dtype).to(device).eval()
+    model.generation_config.eos_token_id = None   # random weights: no early stop in either engine
+    if can_pack(model):
+        pack_linears(model)
+    params = sum(p.numel() for p in model.parameters())
+    return LoadedModel(f"random {params / 1e6:.0f}M", model, AutoTokenizer.from_pretrained(embedded_dir()),
+                       device, dtype, frozenset())
+
+
+def pair_report(device: torch.device, dtype: torch.dtype, shapes: str, prompts: list[BenchPrompt], tokens: int,
+                gamma: int) -> dict:
+    """The verify-cost curve, c, memory, predicted speedups and the engine against assisted generation."""
+    models = {name: build_pair_model(shape, device, dtype, seed)
+              for seed, (name, shape) in enumerate(SHAPES[shapes].items())}
+    target = models.pop("target")
+    cost = measure_verify_cost(target)
+    settings = DecodeSettings(temperature=0.0, gamma=gamma, max_new_tokens=tokens, record=False)
+    drafts, runs = {}, []
+    for name, draft in models.items():
+        step = measure_verify_cost(draft, sizes=(1,)).seconds[0]
+        c = step / cost.seconds[0]
+        drafts[name] = {"model": draft.name, "c": c, "predicted": predictions(cost, c)}
+        for method in (engine_method(target, DraftModelDrafter(draft), "model", settings, chat=False, models=(draft,)),
+                       hf_method(target, "model", settings, chat=False, assistant=draft)):
+            runs.append(_timed_runs(method, name, prompts, device, tokens))
+    for method in (engine_method(target, None, "none", settings, chat=False),
+                   hf_method(target, "none", settings, chat=False)):
+        runs.append(_timed_runs(method, "", prompts, device, tokens))
+    reference = runs[-2]["ids"]   # the engine's target alone: every greedy method must write its tokens
+    for run in runs:
+        run["equal"] = run.pop("ids") == reference
+    return {"shapes": shapes, "target": target.name, "dtype": str(dtype).removeprefix("torch."),
+            "verify_cost": asdict(cost), "relative": cost.relative, "drafts": drafts, "runs": runs,
+            "memory_source": memory_source(device)}
+
+
+def predictions(cost: VerifyCost, c: float, max_gamma: int = 16) -> list[dict]:
+    """Leviathan et al.'s S = E(α, γ) / (γc + 1) with the measured verify cost T(γ+1)/T(1) for the 1,
+    at the best γ for each α: what the pair would gain if its drafter matched the target that often."""
+    out = []
+    for alpha in ALPHAS:
+        best = max(range(1, max_gamma + 1),
+                   key=lambda g: expected_tokens(alpha, g) / (g * c + cost.at(g + 1) / cost.seconds[0]))
+        out.append({"alpha": alpha, "gamma": best,
+                    "speedup": expected_tokens(alpha, best) / (best * c + cost.at(best + 1) / cost.seconds[0])})
+    return out
+
+
+def _timed_runs(method, draft: str, prompts: list[BenchPrompt], device: torch.device, tokens: int) -> dict:
+    method.run(prompts[0])   # warm-up
+    reset_peak(device)
+    outcomes = [method.run(p) for p in prompts]
+    longest = max(o.prompt_tokens for o in outcomes) + tokens + (method.spec.gamma or 0)
+    seconds = sum(o.seconds for o in outcomes)
+    return {"method": method.spec.name, "draft": draft, "tokens_per_s": tokens * len(prompts) / seconds,
+            "peak_mb": peak_mb(device, method.models, longest), "ids": [o.ids for o in outcomes]}
+
+
+def to_markdown(result: dict) -> str:
+    m, pair = result["machine"], result["pair"]
+    lines = ["# GPU check", "",
+             f"- date: {result['date']}; command: `{result['command']}`; {result['seconds'] / 60:.1f} min",
+             f"- device: {m['device_name']} ({m['device']}); torch {m['torch']}, transformers {m['transformers']}, "
+             f"{m['threads']} CPU thread(s)",
+             f"- prompts: {', '.join(result['prompts'])}; the half-precision promise: greedy outputs part only "
+             f"where the top two logits lie within {result['half_margin']}", "",
+             "## The embedded target and its drafters (greedy, against the target alone in the same dtype)", "",
+             "| dtype | drafter | γ | equal | partings (prompt@token: gap) | promise | tokens/s | speedup | α̂ "
+             "| accepted length | c |", "|" + " --- |" * 11]
+    for r in result["embedded"]:
+        parts = ", ".join(f"{p['prompt']}@{p['token']}: {p['gap']:.2f}" for p in r["partings"]) or "none"
+        lines.append(f"| {r['dtype']} | {r['drafter']} | {r['gamma']} | {r['equal']}/{r['prompts']} | {parts} | "
+                     f"{'kept' if r['promise_kept'] else '**BROKEN**'} | {r['tokens_per_s']:.1f} | "
+                     f"{r['speedup']:.2f}× | {_num(r['alpha'])} | {r['accepted_length']:.2f} | {_num(r['c'])} |")
+    cost = pair["verify_cost"]
+    lines += ["", f"## A {pair['shapes']} pair from configs, random weights ({pair['dtype']})", "",
+              f"Target {pair['target']}. One pass over m new tokens on a {128}-token cache, relative to one token:", "",
+              "| m | " + " | ".join(str(s) for s in cost["sizes"]) + " |", "|" + " --- |" * (len(cost["sizes"]) + 1),
+              "| cost | " + " | ".join(f"{r:.2f}×" for r in pair["relative"]) + " |", "",
+              "Predicted speedup (a prediction from the measured costs; random weights have no real α):", "",
+              "| draft | c | " + " | ".join(f"α {a}" for a in ALPHAS) + " |", "|" + " --- |" * (len(ALPHAS) + 2)]
+    for name, d in pair["drafts"].items():
+        lines.append(f"| {d['model']} ({name}) | {d['c']:.3f} | "
+                     + " | ".join(f"{p['speedup']:.2f}× (γ {p['gamma']})" for p in d["predicted"]) + " |")
+    lines += ["", f"Measured on the pair (peak memory {pair['memory_source']}):", "",
+              "| method | draft | tokens/s | equal to the target alone | peak MiB |", "|" + " --- |" * 5]
+    lines += [f"| {r['method']} | {r['draft']} | {r['tokens_per_s']:.2f} | {'yes' if r['equal'] else '**no**'} | "
+              f"{r['peak_mb']:.0f} |" for r in pair["runs"]]
+    for name in pair["drafts"]:
+        engine, hf = (next(r for r in pair["runs"] if r["draft"] == name and r["method"].startswith(f))
+                      for f in ("engine", "hf"))
+        lines.append(f"\nWith {name}: the engine at {engine['tokens_per_s'] / hf['tokens_per_s']:.2f}× "
+                     "transformers' assisted generation.")
+    return "\n".join(lines) + "\n"
+
+
+def _parting(ours: list[int], reference: list[int]) -> int | None:
+    return next((i for i, (a, b) in enumerate(zip(ours, reference)) if a != b), None)
+
+
+def _mean(values: list) -> float | None:
+    kept = [v for v in values if v is not None]
+    return sum(kept) / len(kept) if kept else None
+
+
+def _num(value: float | None) -> str:
+    return "" if value is None else f"{value:.3f}"
+
+
+def _ints(text: str, flag: str) -> list[int]:
+    try:
+        values = [int(v) for v in text.split(",") if v.strip()]
+    except ValueError:
+        raise SpecvizError(f"{flag} takes comma-separated whole numbers, got {text!r}") from None
+    if not values or min(values) < 1:
+        raise SpecvizError(f"{flag} takes whole numbers >= 1, got {text!r}")
+    return values

@@ -1,0 +1,72 @@
+"""`python -m specviz gpu-check` on this CPU, on the tiny pair: the report it would write on a GPU,
+with the promises it checks (fp32 greedy equality, half-precision partings only at near-ties, every
+greedy method on the pair writing the target alone's tokens) holding here."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import torch
+
+from specviz.bench.gpu_check import HALF_MARGIN, EqualityRow, build_pair_model, predictions
+from specviz.cli import main
+from specviz.verify_cost import VerifyCost
+
+PROMPTS = {"prompts": [
+    {"id": "tides", "category": "chat", "text": "Explain to a ten-year-old why the sea has tides."},
+    {"id": "reverse", "category": "code", "text": "Write a Python function that reverses a string."}]}
+
+
+def test_the_check_reports_both_parts_and_its_promises_hold(tmp_path):
+    prompts = tmp_path / "prompts.json"
+    prompts.write_text(json.dumps(PROMPTS))
+    threads = torch.get_num_threads()
+    try:
+        assert main(["gpu-check", "--pair", "tiny", "--drafters", "tiny", "--gammas", "1,3", "--max-new-tokens", "8",
+                     "--prompts", str(prompts), "--pair-tokens", "6", "--threads", "1",
+                     "--out", str(tmp_path / "g.json"), "--markdown", str(tmp_path / "g.md")]) == 0
+    finally:
+        torch.set_num_threads(threads)
+    result = json.loads((tmp_path / "g.json").read_text())
+    rows = result["embedded"]
+    assert {(r["dtype"], r["gamma"]) for r in rows} == {(d, g) for d in ("float32", "bfloat16") for g in (1, 3)}
+    assert all(r["equal"] == 2 and not r["partings"] for r in rows if r["dtype"] == "float32")
+    assert all(r["promise_kept"] and r["alpha"] is not None and r["c"] > 0 for r in rows)
+    pair = result["pair"]
+    assert pair["verify_cost"]["sizes"] == [1, 2, 4, 8, 16, 32, 64] and pair["relative"][0] == 1.0
+    assert set(pair["drafts"]) == {"draft-a", "draft-b"} and all(d["c"] > 0 for d in pair["drafts"].values())
+    methods = [r["method"] for r in pair["runs"]]
+    assert methods.count("engine model γ=4 rec off") == 2 and methods.count("hf model γ=4") == 2
+    assert all(r["equal"] and r["peak_mb"] > 0 for r in pair["runs"])
+    text = (tmp_path / "g.md").read_text()
+    assert "a prediction" in text and "transformers' assisted generation" in text and result["machine"]["torch"] in text
+
+
+def test_half_precision_promise_allows_partings_only_at_near_ties():
+    row = EqualityRow("bfloat16", "tiny", 4, 8, 1, 2, [{"prompt": "a", "token": 3, "gap": HALF_MARGIN / 2}])
+    assert row.promise_kept
+    row.partings.append({"prompt": "b", "token": 1, "gap": HALF_MARGIN * 2})
+    assert not row.promise_kept
+    assert not EqualityRow("float32", "tiny", 4, 8, 1, 2, [{"prompt": "a", "token": 3, "gap": 0.0}]).promise_kept
+
+
+def test_predictions_use_the_measured_verify_cost():
+    flat = VerifyCost("t", "cpu", "float32", 1, [1, 2, 4, 8, 16, 32, 64], [1.0] * 7)
+    steep = VerifyCost("t", "cpu", "float32", 1, [1, 2, 4, 8, 16, 32, 64], [1.0, 1.2, 1.5, 2, 3, 5, 9])
+    for alpha_flat, alpha_steep in zip(predictions(flat, 0.05), predictions(steep, 0.05)):
+        assert alpha_flat["speedup"] > alpha_steep["speedup"] and alpha_flat["gamma"] >= alpha_steep["gamma"]
+    assert predictions(flat, 0.0)[-1]["speedup"] == pytest.approx((1 - 0.9 ** 17) / 0.1)   # free drafts: γ 16
+
+
+def test_the_pair_is_built_from_the_embedded_config_with_the_asked_shape():
+    model = build_pair_model((64, 128, 2, 2, 1), torch.device("cpu"), torch.float32, seed=0)
+    config = model.model.config
+    assert (config.hidden_size, config.num_hidden_layers, config.num_key_value_heads) == (64, 2, 1)
+    assert model.vocab_size == 49152 and model.name == "random 3M" and not model.eos_ids
+
+
+@pytest.mark.parametrize("gammas", ["0", "1,x", ""])
+def test_bad_gammas_are_one_line(gammas, capsys):
+    assert main(["gpu-check", "--gammas", gammas]) != 0
+    assert "--gammas takes" in capsys.readouterr().err
