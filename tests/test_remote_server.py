@@ -17,10 +17,12 @@ from apps import APP
 from streamlit.testing.v1 import AppTest
 
 from specviz import DecodeSettings, Run, SpecvizError, generate
+from specviz.bench.gpu_check import top2_gap
 from specviz.bench.llama_server import MODEL, free_port, llama_server
 from specviz.bench.remote import NEAR_TIE
 from specviz.cli import main
 from specviz.drafters import FEATURE_KINDS, STANDALONE_KINDS, build_drafter, drafter_name
+from specviz.kv_cache import parting
 from specviz.remote import RemoteTarget
 from specviz.trace import approximate_note
 
@@ -47,10 +49,6 @@ def greedy(url: str, **kwargs) -> DecodeSettings:
     return DecodeSettings(**{"temperature": 0.0, "max_new_tokens": 16, "target_url": url, **kwargs})
 
 
-def divergence(ours: list[int], theirs: list[int]) -> int | None:
-    return next((i for i, (a, b) in enumerate(zip(ours, theirs)) if a != b), None)
-
-
 @pytest.mark.parametrize("prompt", PROMPTS)
 def test_greedy_through_the_server_equals_its_own_greedy_generation(server, embedded, tiny, prompt):
     trace = generate(embedded, tiny, prompt, greedy(server, gamma=4), chat=False)
@@ -58,16 +56,16 @@ def test_greedy_through_the_server_equals_its_own_greedy_generation(server, embe
     theirs = remote.complete(trace.prompt_ids, len(trace.generated_ids))
     ours = [remote.engine.pieces[t] for t in trace.generated_ids if t not in embedded.eos_ids]  # theirs ends before EOS
     assert len(theirs) == len(ours)
-    at = divergence(ours, theirs)
+    at = parting(ours, theirs)
     assert at is None or remote.top2_gap(trace.prompt_ids + trace.generated_ids[:at]) < NEAR_TIE, \
         f"diverged from the server's own generation at token {at}, with no near-tie there"
     assert trace.summary().alpha is not None and trace.iterations[0].drafted == 4
     local = generate(embedded, tiny, prompt, replace(greedy(server, gamma=4), target_url=None), chat=False)
-    at = divergence(local.generated_ids, trace.generated_ids)
+    at = parting(local.generated_ids, trace.generated_ids)
     until = len(trace.generated_ids) if at is None else at
     here, there = verdicts(local, until), verdicts(trace, until)
     assert here.keys() & there.keys() and all(here[k] == there[k] for k in here.keys() & there.keys())
-    assert at is None or local_top2_gap(embedded, local.prompt_ids + local.generated_ids[:at]) < NEAR_TIE, \
+    assert at is None or top2_gap(embedded, local.prompt_ids + local.generated_ids[:at]) < NEAR_TIE, \
         f"parted from the local run at token {at}, with no near-tie there"
 
 
@@ -78,12 +76,6 @@ def verdicts(trace, until: int) -> dict[tuple[int, int], str]:
         out |= {(start + d.position - 1, d.token_id): d.verdict for d in it.drafts if start + d.position - 1 < until}
         start += len(it.emitted_ids)
     return out
-
-
-def local_top2_gap(model, ids: list[int]) -> float:
-    with torch.no_grad():
-        top = torch.log_softmax(model.model(torch.tensor([ids])).logits[0, -1].float(), -1).topk(2).values
-    return float(top[0] - top[1])
 
 
 def test_a_token_tree_is_verified_through_the_server(server, embedded, tiny):

@@ -28,6 +28,7 @@ import torch
 from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
 
 from specviz.bench.command import command_line, machine
+from specviz.bench.markdown import num
 from specviz.bench.memory import memory_source, peak_mb, reset_peak
 from specviz.bench.methods import engine_method, hf_method
 from specviz.bench.prompts import DEFAULT_PROMPTS, BenchPrompt, load_prompts
@@ -35,10 +36,12 @@ from specviz.decoder import generate
 from specviz.device import Clock, pick_device, pick_dtype
 from specviz.drafters import DraftModelDrafter, build_drafter
 from specviz.errors import SpecvizError
+from specviz.kv_cache import parting
 from specviz.models import LoadedModel, embedded_dir, load_model
 from specviz.packed_linear import can_pack, pack_linears
 from specviz.settings import DecodeSettings
 from specviz.theory import expected_tokens
+from specviz.trace import Trace
 from specviz.verify_cost import VerifyCost
 from specviz.verify_cost import measure as measure_verify_cost
 
@@ -100,7 +103,7 @@ def run_gpu_check(args: argparse.Namespace) -> None:
     if args.threads:
         torch.set_num_threads(args.threads)
     device = pick_device(args.device)
-    half = pick_dtype(device, args.half) if args.half or device.type == "cuda" else torch.bfloat16
+    half = pick_dtype(device, args.half or ("bf16" if device.type == "cpu" else None))  # CUDA: bf16 if supported
     gammas = _ints(args.gammas, "--gammas")
     prompts = load_prompts(args.prompts, per_category=args.per_category)
     started = time.monotonic()
@@ -121,25 +124,26 @@ def run_gpu_check(args: argparse.Namespace) -> None:
 def embedded_rows(device: torch.device, dtype: torch.dtype, kinds: list[str], gammas: list[int],
                   prompts: list[BenchPrompt], tokens: int) -> list[EqualityRow]:
     """Each drafter at each γ against the target alone, greedy, on the embedded target in `dtype`."""
-    target = load_model(None, str(device), str(dtype).removeprefix("torch."))
+    name = str(dtype).removeprefix("torch.")
+    target = load_model(None, str(device), name)
     target.eos_ids = frozenset()   # every run writes `tokens` tokens, so rates compare like with like
-    clock, name = Clock(device), str(dtype).removeprefix("torch.")
+    clock = Clock(device)
 
-    def timed(drafter, gamma: int) -> tuple[list[list[int]], float, list]:
+    def timed(drafter, gamma: int) -> tuple[list[Trace], float]:
         settings = DecodeSettings(temperature=0.0, gamma=gamma, max_new_tokens=tokens, record=True)
         generate(target, drafter, prompts[0].text, settings)   # warm-up
         start, traces = clock.now(), [generate(target, drafter, p.text, settings) for p in prompts]
-        return [t.generated_ids for t in traces], clock.now() - start, traces
+        return traces, clock.now() - start
 
-    reference, base_seconds, _ = timed(None, 1)
+    baseline, base_seconds = timed(None, 1)
     rows = []
     for kind in kinds:
         drafter = build_drafter(kind, target)
         for gamma in gammas:
-            outputs, seconds, traces = timed(drafter, gamma)
-            partings = [{"prompt": p.id, "token": at, "gap": top2_gap(target, t.prompt_ids + ref[:at])}
-                        for p, t, out, ref in zip(prompts, traces, outputs, reference)
-                        if (at := _parting(out, ref)) is not None]
+            traces, seconds = timed(drafter, gamma)
+            partings = [{"prompt": p.id, "token": at, "gap": top2_gap(target, b.prompt_ids + b.generated_ids[:at])}
+                        for p, t, b in zip(prompts, traces, baseline)
+                        if (at := parting(t.generated_ids, b.generated_ids)) is not None]
             summaries = [t.summary() for t in traces]
             its = sum(len(t.iterations) for t in traces)
             rows.append(EqualityRow(
@@ -239,7 +243,7 @@ def to_markdown(result: dict) -> str:
         parts = ", ".join(f"{p['prompt']}@{p['token']}: {p['gap']:.2f}" for p in r["partings"]) or "none"
         lines.append(f"| {r['dtype']} | {r['drafter']} | {r['gamma']} | {r['equal']}/{r['prompts']} | {parts} | "
                      f"{'kept' if r['promise_kept'] else '**BROKEN**'} | {r['tokens_per_s']:.1f} | "
-                     f"{r['speedup']:.2f}× | {_num(r['alpha'])} | {r['accepted_length']:.2f} | {_num(r['c'])} |")
+                     f"{r['speedup']:.2f}× | {num(r['alpha'], 3)} | {r['accepted_length']:.2f} | {num(r['c'], 3)} |")
     cost = pair["verify_cost"]
     lines += ["", f"## A {pair['shapes']} pair from configs, random weights ({pair['dtype']})", "",
               f"Target {pair['target']}. One pass over m new tokens on a {128}-token cache, relative to one token:", "",
@@ -262,17 +266,9 @@ def to_markdown(result: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _parting(ours: list[int], reference: list[int]) -> int | None:
-    return next((i for i, (a, b) in enumerate(zip(ours, reference)) if a != b), None)
-
-
 def _mean(values: list) -> float | None:
     kept = [v for v in values if v is not None]
     return sum(kept) / len(kept) if kept else None
-
-
-def _num(value: float | None) -> str:
-    return "" if value is None else f"{value:.3f}"
 
 
 def _ints(text: str, flag: str) -> list[int]:

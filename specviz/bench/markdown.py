@@ -80,12 +80,12 @@ def _line(row: Row) -> str:
         row.method,
         _rate(row.tokens_per_s),
         _ratio(row.speedup),
-        _num(row.alpha, 3),
-        _num(row.accepted_length, 2),
-        _num(row.c, 3),
+        num(row.alpha, 3),
+        num(row.accepted_length, 2),
+        num(row.c, 3),
         _percent(row.overhead),
         f"{_ratio(row.vs_hf)} vs {row.hf_method}" if row.vs_hf else "",
-        _num(row.memory_mb, 0),
+        num(row.memory_mb, 0),
         str(row.failures),
     ]
     return "| " + " | ".join(cells) + " |"
@@ -113,5 +113,6 @@ def _target_value(name: str, value: float | None) -> str:
     return f"{value:+.1%}" if "overhead" in name else f"{value:.2f}"
 
 
-def _num(value: float | None, digits: int) -> str:
+def num(value: float | None, digits: int) -> str:
+    """A table cell: the value to `digits` places, or empty where there is none."""
     return "" if value is None else f"{value:.{digits}f}"

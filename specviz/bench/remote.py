@@ -30,11 +30,13 @@ import torch
 
 from specviz.bench.command import command_line
 from specviz.bench.llama_server import MODEL, llama_server
+from specviz.bench.markdown import num
 from specviz.bench.prompts import DEFAULT_PROMPTS, BenchPrompt, load_prompts
 from specviz.decoder import Run
 from specviz.device import Clock
 from specviz.drafters.base import Drafter
 from specviz.errors import SpecvizError
+from specviz.kv_cache import parting
 from specviz.models import LoadedModel
 from specviz.remote import RemoteError, RemoteTarget
 from specviz.remote.target import pieces
@@ -162,6 +164,7 @@ def measure(target: LoadedModel, methods: list[tuple[str, Drafter | None, Decode
     are checked against the latter, token text for token text."""
     runs: list[RemoteRun] = []
     clock = Clock(target.device)
+    texts = pieces(target.tokenizer, target.vocab_size)
     for latency in latencies:
         remote = RemoteTarget(url, model, target.tokenizer, target.vocab_size, k=1, latency_ms=latency)
         for i, prompt in enumerate(prompts):
@@ -178,10 +181,8 @@ def measure(target: LoadedModel, methods: list[tuple[str, Drafter | None, Decode
                 for _ in run:
                     pass
                 seconds, trace = clock.now() - start, run.trace
-                texts = pieces(target.tokenizer, target.vocab_size)
                 ours = [texts[t] for t in trace.generated_ids if t not in target.eos_ids]
-                at = next((j for j, (a, b) in enumerate(zip(ours, theirs)) if a != b),
-                          None if len(ours) == len(theirs) else min(len(ours), len(theirs)))
+                at = parting(ours, theirs)
                 gap = _gap(remote, prompt_ids + trace.generated_ids[:at]) if at is not None and not trace.stopped_by \
                     else None
                 its = trace.iterations
@@ -252,8 +253,8 @@ def to_markdown(result: dict, rows: list[RemoteRow], runs: list[RemoteRun]) -> s
               "| network share | near-ties | failures | stopped |",
               "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for r in rows:
-        lines.append(f"| {r.latency_ms:g} ms | {r.method} | {_n(r.tokens_per_s, 2)} | {_x(r.speedup)} "
-                     f"| {_n(r.alpha, 3)} | {_n(r.accepted_length, 2)} | {_n(r.requests_per_token, 2)} "
+        lines.append(f"| {r.latency_ms:g} ms | {r.method} | {num(r.tokens_per_s, 2)} | {_x(r.speedup)} "
+                     f"| {num(r.alpha, 3)} | {num(r.accepted_length, 2)} | {num(r.requests_per_token, 2)} "
                      f"| {_pct(r.network_share)} | {r.near_ties} | {r.failures} | {r.stopped} |")
     lines += ["", "## Targets", ""]
     for goal in targets(rows):
@@ -270,7 +271,7 @@ def to_markdown(result: dict, rows: list[RemoteRow], runs: list[RemoteRun]) -> s
     for r in (r for r in checked if r.diverged_at is not None and not r.stopped):
         kind = "near-tie" if not r.fails else "FAILED"
         lines.append(f"- {kind}: {r.method} on {r.prompt} at {r.latency_ms:g} ms parts at token {r.diverged_at} "
-                     f"(top-two gap {_n(r.gap, 2)} nats)")
+                     f"(top-two gap {num(r.gap, 2)} nats)")
     return "\n".join(lines) + "\n"
 
 
@@ -317,10 +318,6 @@ def parse_trees(spec: str) -> list[tuple[str, tuple[int, int, int]]]:
 
 def _x(value: float | None) -> str:
     return "" if value is None else f"{value:.2f}×"
-
-
-def _n(value: float | None, digits: int) -> str:
-    return "" if value is None else f"{value:.{digits}f}"
 
 
 def _pct(value: float | None) -> str:
