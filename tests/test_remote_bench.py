@@ -7,6 +7,7 @@ import pytest
 
 from specviz import SpecvizError
 from specviz.bench.remote import ALONE, NEAR_TIE, SERVER, RemoteRun, parse_trees, summarize, targets
+from specviz.cli import main
 
 
 def record(method: str, latency: float, prompt: str, tokens: int, seconds: float, requests: int,
@@ -59,3 +60,9 @@ def test_a_tree_option_that_does_not_parse_is_one_line():
     assert parse_trees("tiny:4x2x8, ngram:3x2x6") == [("tiny", (4, 2, 8)), ("ngram", (3, 2, 6))]
     with pytest.raises(SpecvizError, match="not KIND:DEPTHxTOPKxNODES"):
         parse_trees("4x2x8")
+
+
+@pytest.mark.parametrize("latencies", ["0,x", "", "-5"])
+def test_bad_latencies_are_one_line(latencies, capsys):
+    assert main(["bench-remote", "--latencies", latencies]) != 0
+    assert "--latencies takes" in capsys.readouterr().err

@@ -119,7 +119,12 @@ def run_remote_bench(args: argparse.Namespace) -> None:
     if args.threads < 1 or args.max_new_tokens < 1:
         raise SpecvizError("--threads and --max-new-tokens must be >= 1")
     torch.set_num_threads(args.threads)
-    latencies = [float(x) for x in args.latencies.split(",") if x.strip()]
+    try:
+        latencies = [float(x) for x in args.latencies.split(",") if x.strip()]
+    except ValueError:
+        raise SpecvizError(f"--latencies takes comma-separated milliseconds, got {args.latencies!r}") from None
+    if not latencies or min(latencies) < 0:
+        raise SpecvizError(f"--latencies takes milliseconds >= 0, got {args.latencies!r}")
     prompts = load_prompts(args.prompts, args.categories.split(",") if args.categories else None,
                            args.per_category)
     target = load_model()
