@@ -24,7 +24,7 @@ def test_the_check_reports_both_parts_and_its_promises_hold(tmp_path):
     threads = torch.get_num_threads()
     try:
         assert main(["gpu-check", "--pair", "tiny", "--drafters", "tiny", "--gammas", "1,3", "--max-new-tokens", "8",
-                     "--prompts", str(prompts), "--pair-tokens", "6", "--threads", "1",
+                     "--prompts", str(prompts), "--pair-tokens", "6", "--pair-repeats", "2", "--threads", "1",
                      "--out", str(tmp_path / "g.json"), "--markdown", str(tmp_path / "g.md")]) == 0
     finally:
         torch.set_num_threads(threads)
@@ -38,7 +38,9 @@ def test_the_check_reports_both_parts_and_its_promises_hold(tmp_path):
     assert set(pair["drafts"]) == {"draft-a", "draft-b"} and all(d["c"] > 0 for d in pair["drafts"].values())
     methods = [r["method"] for r in pair["runs"]]
     assert methods.count("engine model γ=4 rec off") == 2 and methods.count("hf model γ=4") == 2
-    assert all(r["equal"] and r["peak_mb"] > 0 for r in pair["runs"])
+    assert all(r["equal"] and r["peak_mb"] > 0 and len(r["rounds"]) == 2 for r in pair["runs"])
+    ratios = [r["vs_hf"] for r in pair["runs"] if "vs_hf" in r]   # one per draft and one for the target alone
+    assert len(ratios) == 3 and all(0 < v["low"] <= v["median"] <= v["high"] and v["rounds"] == 2 for v in ratios)
     text = (tmp_path / "g.md").read_text()
     assert "a prediction" in text and "transformers' assisted generation" in text and result["machine"]["torch"] in text
 
@@ -66,7 +68,8 @@ def test_the_pair_is_built_from_the_embedded_config_with_the_asked_shape():
     assert model.vocab_size == 49152 and model.name == "random 3M" and not model.eos_ids
 
 
-@pytest.mark.parametrize("gammas", ["0", "1,x", ""])
-def test_bad_gammas_are_one_line(gammas, capsys):
-    assert main(["gpu-check", "--gammas", gammas]) != 0
-    assert "--gammas takes" in capsys.readouterr().err
+@pytest.mark.parametrize(("flag", "value"), [("--gammas", "0"), ("--gammas", "1,x"), ("--gammas", ""),
+                                             ("--pair-repeats", "0")])
+def test_bad_numbers_are_one_line(flag, value, capsys):
+    assert main(["gpu-check", flag, value]) != 0
+    assert f"{flag} takes" in capsys.readouterr().err

@@ -12,7 +12,7 @@ Two parts, one report (`benchmarks/gpu-check.{json,md}`):
    360M- and 135M-shaped draft LMs): the verify-cost curve, c of each draft LM, peak memory, the
    speedup the analytic formula predicts from those costs at α 0.5-0.9 (a prediction: random
    weights have no real α), and the engine against transformers' assisted generation on the
-   same pair, both timed with the device synchronized.
+   same pair, both timed with the device synchronized, in alternating rounds.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ import json
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from statistics import median
 
 import torch
 from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
@@ -94,6 +95,8 @@ def add_gpu_check_arguments(parser: argparse.ArgumentParser) -> None:
                         help="shapes of the pair built from configs (default %(default)s; tiny for a quick check)")
     parser.add_argument("--pair-tokens", type=int, default=32, help="tokens per prompt for the pair (default 32)")
     parser.add_argument("--pair-gamma", type=int, default=4, help="γ of the pair's engine and assisted runs")
+    parser.add_argument("--pair-repeats", type=int, default=3,
+                        help="alternating rounds of the engine and transformers on the pair (default 3)")
     parser.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: torch's)")
     parser.add_argument("--out", default="benchmarks/gpu-check.json", help="report JSON (default: %(default)s)")
     parser.add_argument("--markdown", default="benchmarks/gpu-check.md", help="report Markdown (default: %(default)s)")
@@ -105,12 +108,13 @@ def run_gpu_check(args: argparse.Namespace) -> None:
     device = pick_device(args.device)
     half = pick_dtype(device, args.half or ("bf16" if device.type == "cpu" else None))  # CUDA: bf16 if supported
     gammas = _ints(args.gammas, "--gammas")
+    _ints(str(args.pair_repeats), "--pair-repeats")
     prompts = load_prompts(args.prompts, per_category=args.per_category)
     started = time.monotonic()
     rows = [row for dtype in (torch.float32, half)
             for row in embedded_rows(device, dtype, args.drafters.split(","), gammas, prompts, args.max_new_tokens)]
     pair = pair_report(device, half if device.type == "cuda" else torch.float32, args.pair, prompts[:2],
-                       args.pair_tokens, args.pair_gamma)
+                       args.pair_tokens, args.pair_gamma, args.pair_repeats)
     result = {"date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),
               "command": command_line(), "machine": machine(device, half), "seconds": time.monotonic() - started,
               "half_margin": HALF_MARGIN, "prompts": [p.id for p in prompts],
@@ -180,7 +184,7 @@ def build_pair_model(shape: tuple[int, int, int, int, int], device: torch.device
 
 
 def pair_report(device: torch.device, dtype: torch.dtype, shapes: str, prompts: list[BenchPrompt], tokens: int,
-                gamma: int) -> dict:
+                gamma: int, repeats: int = 3) -> dict:
     """The verify-cost curve, c, memory, predicted speedups and the engine against assisted generation."""
     models = {name: build_pair_model(shape, device, dtype, seed)
               for seed, (name, shape) in enumerate(SHAPES[shapes].items())}
@@ -192,15 +196,15 @@ def pair_report(device: torch.device, dtype: torch.dtype, shapes: str, prompts: 
         step = measure_verify_cost(draft, sizes=(1,)).seconds[0]
         c = step / cost.seconds[0]
         drafts[name] = {"model": draft.name, "c": c, "predicted": predictions(cost, c)}
-        for method in (engine_method(target, DraftModelDrafter(draft), "model", settings, chat=False, models=(draft,)),
-                       hf_method(target, "model", settings, chat=False, assistant=draft)):
-            runs.append(_timed_runs(method, name, prompts, device, tokens))
-    for method in (engine_method(target, None, "none", settings, chat=False),
-                   hf_method(target, "none", settings, chat=False)):
-        runs.append(_timed_runs(method, "", prompts, device, tokens))
-    reference = runs[-2]["ids"]   # the engine's target alone: every greedy method must write its tokens
+        runs += paired_runs(engine_method(target, DraftModelDrafter(draft), "model", settings, chat=False,
+                                          models=(draft,)),
+                            hf_method(target, "model", settings, chat=False, assistant=draft),
+                            name, prompts, device, tokens, repeats)
+    runs += paired_runs(engine_method(target, None, "none", settings, chat=False),
+                        hf_method(target, "none", settings, chat=False), "", prompts, device, tokens, repeats)
+    reference = runs[-2]["ids"][0]   # the engine's target alone: every greedy method, every round, writes its tokens
     for run in runs:
-        run["equal"] = run.pop("ids") == reference
+        run["equal"] = all(ids == reference for ids in run.pop("ids"))
     return {"shapes": shapes, "target": target.name, "dtype": str(dtype).removeprefix("torch."),
             "verify_cost": asdict(cost), "relative": cost.relative, "drafts": drafts, "runs": runs,
             "memory_source": memory_source(device)}
@@ -218,14 +222,29 @@ def predictions(cost: VerifyCost, c: float, max_gamma: int = 16) -> list[dict]:
     return out
 
 
-def _timed_runs(method, draft: str, prompts: list[BenchPrompt], device: torch.device, tokens: int) -> dict:
-    method.run(prompts[0])   # warm-up
-    reset_peak(device)
-    outcomes = [method.run(p) for p in prompts]
-    longest = max(o.prompt_tokens for o in outcomes) + tokens + (method.spec.gamma or 0)
-    seconds = sum(o.seconds for o in outcomes)
-    return {"method": method.spec.name, "draft": draft, "tokens_per_s": tokens * len(prompts) / seconds,
-            "peak_mb": peak_mb(device, method.models, longest), "ids": [o.ids for o in outcomes]}
+def paired_runs(engine, hf, draft: str, prompts: list[BenchPrompt], device: torch.device, tokens: int,
+                repeats: int) -> list[dict]:
+    """The engine and transformers' `generate` over every prompt: one warm-up round each (which also
+    reads its peak memory), then `repeats` alternating rounds (A B A B), so that drift in the
+    machine's speed falls on both alike. Each round gives the ratio of their times; the report keeps
+    the median round's speed and the ratios' median and range."""
+    out = []
+    for method in (engine, hf):
+        reset_peak(device)
+        warm = [method.run(p) for p in prompts]
+        longest = max(o.prompt_tokens for o in warm) + tokens + (method.spec.gamma or 0)
+        out.append({"method": method.spec.name, "draft": draft, "rounds": [], "ids": [],
+                    "peak_mb": peak_mb(device, method.models, longest)})
+    for _ in range(repeats):
+        for run, method in zip(out, (engine, hf)):
+            outcomes = [method.run(p) for p in prompts]
+            run["rounds"].append(sum(o.seconds for o in outcomes))
+            run["ids"].append([o.ids for o in outcomes])
+    ratios = sorted(h / e for e, h in zip(out[0]["rounds"], out[1]["rounds"]))
+    for run in out:
+        run["tokens_per_s"] = tokens * len(prompts) / median(run["rounds"])
+    out[0]["vs_hf"] = {"median": median(ratios), "low": ratios[0], "high": ratios[-1], "rounds": repeats}
+    return out
 
 
 def to_markdown(result: dict) -> str:
@@ -258,11 +277,13 @@ def to_markdown(result: dict) -> str:
               "| method | draft | tokens/s | equal to the target alone | peak MiB |", "|" + " --- |" * 5]
     lines += [f"| {r['method']} | {r['draft']} | {r['tokens_per_s']:.2f} | {'yes' if r['equal'] else '**no**'} | "
               f"{r['peak_mb']:.0f} |" for r in pair["runs"]]
-    for name in pair["drafts"]:
-        engine, hf = (next(r for r in pair["runs"] if r["draft"] == name and r["method"].startswith(f))
-                      for f in ("engine", "hf"))
-        lines.append(f"\nWith {name}: the engine at {engine['tokens_per_s'] / hf['tokens_per_s']:.2f}× "
-                     "transformers' assisted generation.")
+    lines.append("")
+    for r in pair["runs"]:
+        if "vs_hf" in r:
+            v, against = r["vs_hf"], f"with {r['draft']}" if r["draft"] else "target alone"
+            lines.append(f"- {against}: the engine at **{v['median']:.2f}×** transformers' "
+                         f"{'assisted generation' if r['draft'] else '`generate`'} (median of {v['rounds']} "
+                         f"alternating rounds; {v['low']:.2f}–{v['high']:.2f}×)")
     return "\n".join(lines) + "\n"
 
 
