@@ -103,7 +103,9 @@ class Run:
     def _step(self, seq: list[int], generated: list[int], index: int) -> Iteration:
         s = self.settings
         budget = s.max_new_tokens - len(generated)
-        gamma = min(s.gamma, budget)
+        # At most budget - 1 drafts: were they all accepted, the bonus would take the last place, so a
+        # draft there could add no token, only a drafter step (so at budget 1 the target steps alone).
+        gamma = min(s.gamma, budget - 1)
         t0 = self.clock.now()
         if self.drafter is None or gamma == 0 or (s.first_target and index == 0):
             draft = empty_draft(self.vocab, self.target.device)
@@ -145,7 +147,8 @@ class Run:
         return record_iteration(iteration, p, draft, verdict, s, self.token_text)
 
     def _emitted(self, accepted: list[int], verdict: verification.Verdict, budget: int) -> list[int]:
-        """Accepted drafts then the recovered or bonus token, cut at EOS and at max_new_tokens."""
+        """Accepted drafts then the recovered or bonus token, cut at EOS and at max_new_tokens (which
+        only a drafter deeper than the γ it was asked for can reach)."""
         tokens = accepted + [verdict.recovered if verdict.recovered is not None else verdict.bonus]
         for i, token in enumerate(tokens):
             if token in self.target.eos_ids:

@@ -3,6 +3,8 @@
 The first two generated tokens of many seeded runs are compared with their exact distribution
 under the target alone, p(x1) p(x2 | x1), computed by enumerating the 16-token vocabulary. A
 verifier that skips the residual (resampling from p after a rejection) must fail the same test.
+Each run asks for γ + 1 tokens, so that its first iteration drafts the whole chain (the engine
+drafts at most budget − 1: the bonus takes the last place).
 """
 
 from __future__ import annotations
@@ -71,16 +73,16 @@ def chi_square_p_value(exact: dict, counts: Counter) -> float:
 
 
 SETTINGS = [
-    DecodeSettings(gamma=2, temperature=1.0, max_new_tokens=2, record=False),
-    DecodeSettings(gamma=3, temperature=0.8, top_k=5, max_new_tokens=2, record=False),
-    DecodeSettings(gamma=2, temperature=1.3, top_p=0.8, max_new_tokens=2, record=False),
+    DecodeSettings(gamma=2, temperature=1.0, max_new_tokens=3, record=False),
+    DecodeSettings(gamma=3, temperature=0.8, top_k=5, max_new_tokens=4, record=False),
+    DecodeSettings(gamma=2, temperature=1.3, top_p=0.8, max_new_tokens=3, record=False),
 ]
 
 
 @pytest.fixture(scope="module")
 def target_without_eos(pair):
     target, drafter = pair
-    target.eos_ids = frozenset()  # two tokens always, so every run fills one cell
+    target.eos_ids = frozenset()  # γ + 1 tokens always, so every run fills one cell
     return target, drafter
 
 
@@ -119,7 +121,7 @@ def test_verifier_without_residual_is_caught(target_without_eos, monkeypatch):
 
 
 def confident(threshold: float) -> DecodeSettings:
-    return DecodeSettings(gamma=3, temperature=1.0, max_new_tokens=2, record=False, draft_confidence=threshold)
+    return DecodeSettings(gamma=3, temperature=1.0, max_new_tokens=4, record=False, draft_confidence=threshold)
 
 
 def test_confidence_stop_is_lossless(target_without_eos):

@@ -38,13 +38,23 @@ def test_each_iteration_is_consistent(trace):
             assert it.final.sampled_from == "residual" and it.final.top == rejected.residual_top
             assert sum(rejected.residual_top.probs) <= 1 + 1e-6
             assert verdicts[it.accepted + 1:] == ["unverified"] * (len(verdicts) - it.accepted - 1)
-        else:
-            assert it.final.kind == "bonus" and it.accepted == it.drafted
+        else:   # all accepted: a bonus; no draft (the last place of the budget): a target step
+            assert it.final.kind == ("bonus" if it.drafted else "target") and it.accepted == it.drafted
         assert it.final.token_id == it.emitted_ids[-1]
         assert min(it.draft_time, it.verify_time, it.sample_time) > 0
     times = trace.commit_times()
     assert times == [it.elapsed for it in trace.iterations] and times == sorted(times)
     assert 0 < times[0] and times[-1] <= trace.wall_time
+
+
+def test_drafts_leave_the_last_place_to_the_bonus(trace):
+    """γ ≤ budget - 1: had every draft been accepted, the bonus takes the last place, so a draft there
+    could add no token, only a drafter step; the iteration at budget 1 is the target's step alone."""
+    written = 0
+    for it in trace.iterations:
+        assert it.drafted <= min(4, 60 - written - 1)
+        written += len(it.emitted_ids)
+    assert trace.iterations[-1].drafted == 0 or len(trace.iterations[-1].emitted_ids) > 1
 
 
 def test_summary_statistics(trace):
@@ -53,7 +63,7 @@ def test_summary_statistics(trace):
     rejections = sum(it.final.kind == "correction" for it in trace.iterations)
     assert s.alpha == pytest.approx(accepted / (accepted + rejections))
     assert s.accepted_length == pytest.approx(60 / len(trace.iterations))
-    assert sum(s.accepted_histogram) == len(trace.iterations)
+    assert sum(s.accepted_histogram) == sum(1 for it in trace.iterations if it.drafted)
     first = [it for it in trace.iterations if it.drafted]
     assert s.position_acceptance[0] == pytest.approx(sum(it.accepted >= 1 for it in first) / len(first))
     assert s.c is not None and s.c > 0
