@@ -33,6 +33,8 @@ def test_the_check_reports_both_parts_and_its_promises_hold(tmp_path):
     assert {(r["dtype"], r["gamma"]) for r in rows} == {(d, g) for d in ("float32", "bfloat16") for g in (1, 3)}
     assert all(r["equal"] == 2 and not r["partings"] for r in rows if r["dtype"] == "float32")
     assert all(r["promise_kept"] and r["alpha"] is not None and r["c"] > 0 for r in rows)
+    # each row's speedup is against the target alone timed just before it
+    assert all(r["speedup"] == pytest.approx(r["tokens_per_s"] / r["baseline_tokens_per_s"]) for r in rows)
     pair = result["pair"]
     assert pair["verify_cost"]["sizes"] == [1, 2, 4, 8, 16, 32, 64] and pair["relative"][0] == 1.0
     assert set(pair["drafts"]) == {"draft-a", "draft-b"} and all(d["c"] > 0 for d in pair["drafts"].values())

@@ -4,7 +4,8 @@ Two parts, one report (`benchmarks/gpu-check.{json,md}`):
 
 1. The embedded target with its trained drafters, in fp32 and in half precision (bf16, or fp16
    where the GPU has no bf16): greedy speculative output against the target alone in the same
-   dtype, tokens/s at each γ, α̂, accepted length and c. In half precision a (γ+1)-token
+   dtype, tokens/s at each γ and its speedup over the target alone timed just before it, α̂,
+   accepted length and c. In half precision a (γ+1)-token
    verification pass need not round like γ+1 one-token passes, so the promise is weaker than
    fp32's exact equality: output tokens may part only where the target's top two logits lie
    within HALF_MARGIN of each other (a near-tie); each parting is listed with its gap.
@@ -68,7 +69,8 @@ class EqualityRow:
     prompts: int
     partings: list[dict] = field(default_factory=list)   # {prompt, token, gap}: where an output parted
     tokens_per_s: float = 0.0
-    speedup: float = 0.0        # over the target alone in the same dtype
+    speedup: float = 0.0        # over the target alone in the same dtype, timed right before this row
+    baseline_tokens_per_s: float = 0.0
     alpha: float | None = None
     accepted_length: float | None = None
     c: float | None = None
@@ -139,11 +141,13 @@ def embedded_rows(device: torch.device, dtype: torch.dtype, kinds: list[str], ga
         start, traces = clock.now(), [generate(target, drafter, p.text, settings) for p in prompts]
         return traces, clock.now() - start
 
-    baseline, base_seconds = timed(None, 1)
+    baseline, _ = timed(None, 1)
     rows = []
     for kind in kinds:
         drafter = build_drafter(kind, target)
         for gamma in gammas:
+            # the target alone right before each row (A B): drift in the machine's speed cancels in the ratio
+            _, base_seconds = timed(None, 1)
             traces, seconds = timed(drafter, gamma)
             partings = [{"prompt": p.id, "token": at, "gap": top2_gap(target, b.prompt_ids + b.generated_ids[:at])}
                         for p, t, b in zip(prompts, traces, baseline)
@@ -152,7 +156,7 @@ def embedded_rows(device: torch.device, dtype: torch.dtype, kinds: list[str], ga
             its = sum(len(t.iterations) for t in traces)
             rows.append(EqualityRow(
                 name, kind, gamma, tokens, len(prompts) - len(partings), len(prompts), partings,
-                tokens * len(prompts) / seconds, base_seconds / seconds,
+                tokens * len(prompts) / seconds, base_seconds / seconds, tokens * len(prompts) / base_seconds,
                 _mean([s.alpha for s in summaries]), tokens * len(prompts) / its, _mean([s.c for s in summaries])))
     return rows
 
@@ -256,12 +260,13 @@ def to_markdown(result: dict) -> str:
              f"- prompts: {', '.join(result['prompts'])}; the half-precision promise: greedy outputs part only "
              f"where the top two logits lie within {result['half_margin']}", "",
              "## The embedded target and its drafters (greedy, against the target alone in the same dtype)", "",
-             "| dtype | drafter | γ | equal | partings (prompt@token: gap) | promise | tokens/s | speedup | α̂ "
-             "| accepted length | c |", "|" + " --- |" * 11]
+             "| dtype | drafter | γ | equal | partings (prompt@token: gap) | promise | tokens/s | target alone | "
+             "speedup | α̂ | accepted length | c |", "|" + " --- |" * 12]
     for r in result["embedded"]:
         parts = ", ".join(f"{p['prompt']}@{p['token']}: {p['gap']:.2f}" for p in r["partings"]) or "none"
         lines.append(f"| {r['dtype']} | {r['drafter']} | {r['gamma']} | {r['equal']}/{r['prompts']} | {parts} | "
                      f"{'kept' if r['promise_kept'] else '**BROKEN**'} | {r['tokens_per_s']:.1f} | "
+                     f"{r['baseline_tokens_per_s']:.1f} | "
                      f"{r['speedup']:.2f}× | {num(r['alpha'], 3)} | {r['accepted_length']:.2f} | {num(r['c'], 3)} |")
     cost = pair["verify_cost"]
     lines += ["", f"## A {pair['shapes']} pair from configs, random weights ({pair['dtype']})", "",
