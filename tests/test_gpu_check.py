@@ -42,7 +42,7 @@ def test_the_check_reports_both_parts_and_its_promises_hold(tmp_path):
     assert methods.count("engine model γ=4 rec off") == 2 and methods.count("hf model γ=4") == 2
     assert all(r["equal"] and r["peak_mb"] > 0 and len(r["rounds"]) == 2 for r in pair["runs"])
     ratios = [r["vs_hf"] for r in pair["runs"] if "vs_hf" in r]   # one per draft and one for the target alone
-    assert len(ratios) == 3 and all(0 < v["low"] <= v["median"] <= v["high"] and v["rounds"] == 2 for v in ratios)
+    assert len(ratios) == 3 and all(0 < v["low"] <= v["median"] <= v["high"] for v in ratios)
     text = (tmp_path / "g.md").read_text()
     assert "a prediction" in text and "transformers' assisted generation" in text and result["machine"]["torch"] in text
 

@@ -34,6 +34,7 @@ from specviz.bench.markdown import num
 from specviz.bench.memory import memory_source, peak_mb, reset_peak
 from specviz.bench.methods import engine_method, hf_method
 from specviz.bench.prompts import DEFAULT_PROMPTS, BenchPrompt, load_prompts
+from specviz.bench.report import Spread, spread
 from specviz.decoder import generate
 from specviz.device import Clock, pick_device, pick_dtype
 from specviz.drafters import DraftModelDrafter, build_drafter
@@ -69,11 +70,14 @@ class EqualityRow:
     prompts: int
     partings: list[dict] = field(default_factory=list)   # {prompt, token, gap}: where an output parted
     tokens_per_s: float = 0.0
-    speedup: float = 0.0        # over the target alone in the same dtype, timed right before this row
-    baseline_tokens_per_s: float = 0.0
+    baseline_tokens_per_s: float = 0.0   # the target alone in the same dtype, timed right before this row
     alpha: float | None = None
     accepted_length: float | None = None
     c: float | None = None
+
+    @property
+    def speedup(self) -> float:
+        return self.tokens_per_s / self.baseline_tokens_per_s
 
     @property
     def promise_kept(self) -> bool:
@@ -110,7 +114,8 @@ def run_gpu_check(args: argparse.Namespace) -> None:
     device = pick_device(args.device)
     half = pick_dtype(device, args.half or ("bf16" if device.type == "cpu" else None))  # CUDA: bf16 if supported
     gammas = _ints(args.gammas, "--gammas")
-    _ints(str(args.pair_repeats), "--pair-repeats")
+    if args.pair_repeats < 1:
+        raise SpecvizError(f"--pair-repeats takes a whole number >= 1, got {args.pair_repeats}")
     prompts = load_prompts(args.prompts, per_category=args.per_category)
     started = time.monotonic()
     rows = [row for dtype in (torch.float32, half)
@@ -120,7 +125,8 @@ def run_gpu_check(args: argparse.Namespace) -> None:
     result = {"date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),
               "command": command_line(), "machine": machine(device, half), "seconds": time.monotonic() - started,
               "half_margin": HALF_MARGIN, "prompts": [p.id for p in prompts],
-              "embedded": [asdict(r) | {"promise_kept": r.promise_kept} for r in rows], "pair": pair}
+              "embedded": [asdict(r) | {"speedup": r.speedup, "promise_kept": r.promise_kept} for r in rows],
+              "pair": pair}
     for path, text in ((args.out, json.dumps(result, indent=1)), (args.markdown, to_markdown(result))):
         Path(path).parent.mkdir(parents=True, exist_ok=True)
         Path(path).write_text(text)
@@ -135,9 +141,10 @@ def embedded_rows(device: torch.device, dtype: torch.dtype, kinds: list[str], ga
     target.eos_ids = frozenset()   # every run writes `tokens` tokens, so rates compare like with like
     clock = Clock(device)
 
-    def timed(drafter, gamma: int) -> tuple[list[Trace], float]:
+    def timed(drafter, gamma: int, warm_up: bool = True) -> tuple[list[Trace], float]:
         settings = DecodeSettings(temperature=0.0, gamma=gamma, max_new_tokens=tokens, record=True)
-        generate(target, drafter, prompts[0].text, settings)   # warm-up
+        if warm_up:
+            generate(target, drafter, prompts[0].text, settings)
         start, traces = clock.now(), [generate(target, drafter, p.text, settings) for p in prompts]
         return traces, clock.now() - start
 
@@ -147,7 +154,7 @@ def embedded_rows(device: torch.device, dtype: torch.dtype, kinds: list[str], ga
         drafter = build_drafter(kind, target)
         for gamma in gammas:
             # the target alone right before each row (A B): drift in the machine's speed cancels in the ratio
-            _, base_seconds = timed(None, 1)
+            _, base_seconds = timed(None, 1, warm_up=False)   # warm since the first baseline
             traces, seconds = timed(drafter, gamma)
             partings = [{"prompt": p.id, "token": at, "gap": top2_gap(target, b.prompt_ids + b.generated_ids[:at])}
                         for p, t, b in zip(prompts, traces, baseline)
@@ -156,7 +163,7 @@ def embedded_rows(device: torch.device, dtype: torch.dtype, kinds: list[str], ga
             its = sum(len(t.iterations) for t in traces)
             rows.append(EqualityRow(
                 name, kind, gamma, tokens, len(prompts) - len(partings), len(prompts), partings,
-                tokens * len(prompts) / seconds, base_seconds / seconds, tokens * len(prompts) / base_seconds,
+                tokens * len(prompts) / seconds, tokens * len(prompts) / base_seconds,
                 _mean([s.alpha for s in summaries]), tokens * len(prompts) / its, _mean([s.c for s in summaries])))
     return rows
 
@@ -204,9 +211,10 @@ def pair_report(device: torch.device, dtype: torch.dtype, shapes: str, prompts: 
                                           models=(draft,)),
                             hf_method(target, "model", settings, chat=False, assistant=draft),
                             name, prompts, device, tokens, repeats)
-    runs += paired_runs(engine_method(target, None, "none", settings, chat=False),
+    alone = paired_runs(engine_method(target, None, "none", settings, chat=False),
                         hf_method(target, "none", settings, chat=False), "", prompts, device, tokens, repeats)
-    reference = runs[-2]["ids"][0]   # the engine's target alone: every greedy method, every round, writes its tokens
+    runs += alone
+    reference = alone[0]["ids"][0]   # the engine's target alone: every greedy method, every round, writes its tokens
     for run in runs:
         run["equal"] = all(ids == reference for ids in run.pop("ids"))
     return {"shapes": shapes, "target": target.name, "dtype": str(dtype).removeprefix("torch."),
@@ -244,10 +252,9 @@ def paired_runs(engine, hf, draft: str, prompts: list[BenchPrompt], device: torc
             outcomes = [method.run(p) for p in prompts]
             run["rounds"].append(sum(o.seconds for o in outcomes))
             run["ids"].append([o.ids for o in outcomes])
-    ratios = sorted(h / e for e, h in zip(out[0]["rounds"], out[1]["rounds"]))
     for run in out:
         run["tokens_per_s"] = tokens * len(prompts) / median(run["rounds"])
-    out[0]["vs_hf"] = {"median": median(ratios), "low": ratios[0], "high": ratios[-1], "rounds": repeats}
+    out[0]["vs_hf"] = asdict(spread([h / e for e, h in zip(out[0]["rounds"], out[1]["rounds"])]))
     return out
 
 
@@ -285,10 +292,10 @@ def to_markdown(result: dict) -> str:
     lines.append("")
     for r in pair["runs"]:
         if "vs_hf" in r:
-            v, against = r["vs_hf"], f"with {r['draft']}" if r["draft"] else "target alone"
-            lines.append(f"- {against}: the engine at **{v['median']:.2f}×** transformers' "
-                         f"{'assisted generation' if r['draft'] else '`generate`'} (median of {v['rounds']} "
-                         f"alternating rounds; {v['low']:.2f}–{v['high']:.2f}×)")
+            v, against = Spread(**r["vs_hf"]), f"with {r['draft']}" if r["draft"] else "target alone"
+            lines.append(f"- {against}: the engine at **{v.median:.2f}×** transformers' "
+                         f"{'assisted generation' if r['draft'] else '`generate`'} (median of {len(r['rounds'])} "
+                         f"alternating rounds; {v.low:.2f}–{v.high:.2f}×)")
     return "\n".join(lines) + "\n"
 
 

@@ -108,7 +108,7 @@ def _row(spec: MethodSpec, specs: list[MethodSpec], runs: list[RunRecord], group
     engine = _engine_counterpart(spec, specs)
     return Row(
         spec.name, spec.family, spec.drafter, spec.gamma, spec.record, group, len(good),
-        tokens_per_s=_spread([_rate(rs) for rs in _by_repeat(good).values()]),
+        tokens_per_s=spread([_rate(rs) for rs in _by_repeat(good).values()]),
         speedup=_paired(runs, spec.name, BASELINE, group) if spec.name != BASELINE else None,
         alpha=sum(r.accepted or 0 for r in good) / evaluated if evaluated else None,
         accepted_length=sum(r.tokens for r in good) / iterations if iterations else None,
@@ -176,7 +176,7 @@ def _pairs(runs: list[RunRecord], a: str, b: str, group: str) -> list[tuple[list
 
 def _paired(runs: list[RunRecord], a: str, b: str, group: str, cpu: bool = False) -> Spread | None:
     """Median over repeats of tokens/s of a over tokens/s of b."""
-    return _spread([_rate(x, cpu) / _rate(y, cpu) for x, y in _pairs(runs, a, b, group)])
+    return spread([_rate(x, cpu) / _rate(y, cpu) for x, y in _pairs(runs, a, b, group)])
 
 
 def _per_iteration(runs: list[RunRecord], a: str, b: str, group: str, phase: str) -> Spread | None:
@@ -184,15 +184,16 @@ def _per_iteration(runs: list[RunRecord], a: str, b: str, group: str, phase: str
     def mean(rs: list[RunRecord]) -> float:
         return sum(getattr(r, phase) or 0.0 for r in rs) / max(1, sum(r.iterations or 0 for r in rs))
     ratios = [mean(x) / mean(y) for x, y in _pairs(runs, a, b, group) if mean(y) > 0]
-    return _spread(ratios)
+    return spread(ratios)
 
 
 def _overhead(runs: list[RunRecord], on: str, off: str, group: str, cpu: bool = False) -> Spread | None:
     """Median over repeats of (time with recording) / (time without) - 1, tokens being equal."""
-    return _spread([_rate(y, cpu) / _rate(x, cpu) - 1 for x, y in _pairs(runs, on, off, group)])
+    return spread([_rate(y, cpu) / _rate(x, cpu) - 1 for x, y in _pairs(runs, on, off, group)])
 
 
-def _spread(values: list[float]) -> Spread | None:
+def spread(values: list[float]) -> Spread | None:
+    """Median, smallest and largest of repeated measurements (None where there are none)."""
     return Spread(statistics.median(values), min(values), max(values)) if values else None
 
 
