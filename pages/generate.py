@@ -11,7 +11,7 @@ from specviz import SpecvizError, Trace, charts
 from specviz.decoder_process import follow_trace, trace_stream
 from specviz.study import Study, Variant
 
-controls.sidebar(__file__)  # drawn by each page, so a page opened on its own still has it
+controls.sidebar()  # drawn by each page, so a page opened on its own still has it
 st.title("Generate")
 st.html(charts.legend())
 left, middle, right = st.columns([1, 1, 3])

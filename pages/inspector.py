@@ -7,7 +7,7 @@ from specviz import charts
 from specviz.charts.style import markdown_escape, markdown_token
 from specviz.tree import is_chain
 
-controls.sidebar(__file__)  # drawn by each page, so a page opened on its own still has it
+controls.sidebar()  # drawn by each page, so a page opened on its own still has it
 st.title("Iteration inspector")
 trace = state.require_trace()
 last = len(trace.iterations) - 1

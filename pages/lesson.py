@@ -5,7 +5,7 @@ import streamlit as st
 from pages.ui import controls, state
 from specviz import charts
 
-controls.sidebar(__file__)  # drawn by each page, so a page opened on its own still has it
+controls.sidebar()  # drawn by each page, so a page opened on its own still has it
 st.title("Lesson: one iteration, step by step")
 trace = state.require_trace()
 last_iteration = len(trace.iterations) - 1

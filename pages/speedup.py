@@ -12,7 +12,7 @@ from specviz.drafters import STANDALONE_KINDS
 from specviz.sweep import benchmark_points, drafter_comparison, gamma_sweep
 from specviz.tree_size import sizing_stream
 
-controls.sidebar(__file__)  # drawn by each page, so a page opened on its own still has it
+controls.sidebar()  # drawn by each page, so a page opened on its own still has it
 st.title("Speedup curves")
 st.caption("Runs the target alone once, then the sidebar's pair and prompt once per γ (chains). Points are "
            "measured; curves are Leviathan et al.'s formulas through the measured α̂ and c. The sweep is a study: "

@@ -7,7 +7,7 @@ from specviz import charts
 from specviz.reverify import mean_tokens, reverify
 from specviz.sweep import beta_tau_grid
 
-controls.sidebar(__file__)  # drawn by each page, so a page opened on its own still has it
+controls.sidebar()  # drawn by each page, so a page opened on its own still has it
 st.title("Draft / verify table")
 trace = state.require_trace()
 st.caption("SpecDec Table 16 style. Green underline: kept drafts. Red box: the bifurcation, where the verifier puts "

@@ -7,7 +7,7 @@ from pages.ui import controls, state
 from specviz import SpecvizError, charts, toy
 from specviz.charts.style import VEGA_BINDINGS_CSS
 
-controls.sidebar(__file__)  # drawn by each page, so a page opened on its own still has it
+controls.sidebar()  # drawn by each page, so a page opened on its own still has it
 st.title("Theory")
 st.subheader("Expected speedup (Leviathan et al. 2023)")
 st.latex(r"E(\gamma) = \frac{1-\alpha^{\gamma+1}}{1-\alpha} \qquad "

@@ -11,7 +11,7 @@ from specviz.trace import read_json
 
 SHOWN_ON = {"comparison": "Generate", "gamma sweep": "Speedup curves", "grid": "Draft / verify table"}
 
-controls.sidebar(__file__)  # drawn by each page, so a page opened on its own still has it
+controls.sidebar()  # drawn by each page, so a page opened on its own still has it
 st.title("Traces")
 upload = st.file_uploader("Load a trace or a study (JSON saved by specviz)", type=["json"], key="trace_file")
 if upload is not None and upload.file_id != st.session_state.get("loaded_file_id"):

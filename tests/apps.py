@@ -21,3 +21,9 @@ def use_tiny_pair(at: AppTest, dirs: tuple[Path, Path], prompt: str, max_new_tok
     at.text_area(key="prompt").set_value(prompt)
     at.slider(key="max_new_tokens").set_value(max_new_tokens)
     return at.run()
+
+
+def switch_to(at: AppTest, name: str) -> AppTest:
+    """Pick `name` (an example, or "live") in the sidebar's Showing box."""
+    next(box for box in at.sidebar.selectbox if box.label == "Showing").set_value(name)
+    return at.run()

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+from apps import switch_to
 from streamlit.testing.v1 import AppTest
 from test_tree_size import CPU_CURVE, cost, embedded_setup, flat, write_sizing
 
@@ -36,7 +37,7 @@ def test_controls_change_session_state(app):
     app.switch_page("pages/inspector.py").run()
     assert app.slider(key="gamma").value == 7 and app.session_state["verify"] == "spec"
     assert app.subheader[0].value.startswith("Iteration 0")  # the app opens on the first example
-    app.selectbox(key="shown_switch").set_value("live").run()
+    switch_to(app, "live")
     assert "No trace yet" in app.info[0].value and app.slider(key="gamma").value == 7
 
 
@@ -109,7 +110,7 @@ def test_theory_page(app):
 def test_shipped_benchmark_shows_without_a_sweep(app):
     app.switch_page("pages/speedup.py").run()
     assert len(app.get("plotly_chart")) == 2  # the pack's γ sweep and drafter comparison
-    app.selectbox(key="shown_switch").set_value("live").run()
+    switch_to(app, "live")
     assert not app.get("plotly_chart")
     app.checkbox(key="show_shipped_benchmark").check().run()
     assert not app.exception and not app.error

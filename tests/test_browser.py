@@ -115,6 +115,7 @@ def test_generate_inspect_speedup(app_url):
         first_token = time.monotonic()
         settle(page)
         assert page.get_by_test_id("stMetric").first.is_visible()
+        expect(page.get_by_role("combobox", name="Showing")).to_have_value("Your runs and loaded files")  # at once
         page.screenshot(path=OUT / "generate.png", full_page=True)
 
         open_page(page, "Iteration inspector", "Iteration inspector")
@@ -136,6 +137,8 @@ def test_generate_inspect_speedup(app_url):
         assert page.locator("[data-testid='stVegaLiteChart'] svg").count() == 1  # the linked view
 
         open_page(page, "Generate", "Generate")
+        # the sidebar's settings survive the page switches (Streamlit drops widget state with a page)
+        expect(page.locator("input[aria-label='Max new tokens']")).to_have_attribute("aria-valuetext", "12")
         page.get_by_role("button", name="Generate").click()
         page.wait_for_selector("[data-test-script-state='running']")
         page.get_by_role("button", name="Stop", exact=True).click()

@@ -7,6 +7,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from apps import switch_to
 from streamlit.testing.v1 import AppTest
 
 from specviz import SpecvizError, Trace, examples
@@ -56,7 +57,7 @@ def test_the_app_opens_on_the_first_example_and_every_page_shows_every_example()
     at.run()
     assert at.session_state["shown"] == PACK[0].name and "decoder" not in str(at.session_state)
     for example in PACK:
-        at.selectbox(key="shown_switch").set_value(example.name).run()
+        switch_to(at, example.name)
         for page in PAGES:
             at.switch_page(page).run()
             assert not at.exception and not at.error, (example.name, page)

@@ -7,6 +7,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from apps import switch_to
 from streamlit.testing.v1 import AppTest
 from synthetic import synthetic_trace, synthetic_tree_trace
 from test_charts import make_trace
@@ -192,6 +193,6 @@ def test_page_starts_at_the_instructive_iteration_and_a_new_one_restarts(app):
 
 
 def test_page_without_a_trace(app):
-    app.selectbox(key="shown_switch").set_value("live").run()
+    switch_to(app, "live")
     app.switch_page("pages/lesson.py").run()
     assert not app.exception and "No trace yet" in app.info[0].value

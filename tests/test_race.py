@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
-from apps import use_tiny_pair
+from apps import switch_to, use_tiny_pair
 from streamlit.testing.v1 import AppTest
 from synthetic import synthetic_baseline, synthetic_trace
 
@@ -126,7 +126,7 @@ def test_replay_of_a_stored_study_needs_no_model():
 def test_the_shipped_race_replays_with_no_model():
     at = AppTest.from_file(APP, default_timeout=60)
     at.run()
-    at.selectbox(key="shown_switch").set_value("greedy-race").run()
+    switch_to(at, "greedy-race")
     at.toggle(key="race_view").set_value(True).run()
     base, speculative = race_lanes(at)  # shown at the finish, nothing run
     assert "✓ finished" in base and "✓ finished" in speculative

@@ -9,7 +9,6 @@ from specviz import DecodeSettings, SpecvizError
 from specviz.decoder_process import ModelSpec
 from specviz.device import decoder_threads
 from specviz.drafters import DRAFTER_KINDS, FEATURE_KINDS, default_drafter
-from specviz.examples import PACK
 from specviz.limits import check_remote_allowed, host_limits, remote_targets
 from specviz.models import EMBEDDED_NAME, HUB_PAIRS
 from specviz.tree_size import default_gamma
@@ -73,39 +72,32 @@ def _use_prompt() -> None:
     st.session_state.prompt = PROMPTS[st.session_state.prompt_choice]
 
 
-def _keep(*keys: str) -> None:
-    """Hold on to the values of widgets this run does not draw: Streamlit drops the state of a
-    widget that goes undrawn, but keeps a value the script itself assigned."""
-    for key in keys:
-        st.session_state[key] = st.session_state[key]
+KEPT = "sidebar_settings"   # a plain session key, which Streamlit never drops
 
 
-def sidebar(page: str) -> None:
-    """Draw the controls on `page`; their values live in st.session_state under the `_defaults` keys."""
+def sidebar() -> None:
+    """Draw the controls; their values live in st.session_state[KEPT] under the `_defaults` keys.
+
+    Streamlit drops a widget's state with a page switch (before the new page runs) and whenever a
+    run does not draw it, so each widget starts from the value kept here, passed as its default
+    (a value assigned to a widget's key instead reaches the browser as its bare default on a new
+    page), and the values are kept again at the end of every run.
+    """
     s = st.session_state
-    if s.get("sidebar_page") != page:
-        # Each page draws these widgets, and Streamlit drops a widget's state with the page it was
-        # on, so re-assigning the keys on a page switch (and the first run) carries the values
-        # over. Only then: a re-assignment also pushes the value back to the browser, and on every
-        # rerun it would undo key presses made while the script was still running.
-        for key, value in _defaults().items():
-            s[key] = s.get(key, value)
-        s.sidebar_page = page
+    if KEPT not in s:
+        s[KEPT] = _defaults()
+    k = s[KEPT]
     with st.sidebar:
-        st.session_state.shown_switch = state.shown()  # a run or a loaded file may have switched it
-        st.selectbox("Showing", [*(e.name for e in PACK), state.LIVE], format_func=state.title, key="shown_switch",
-                     on_change=lambda: state.show(st.session_state.shown_switch),
-                     help="The shipped examples need no model. Running or loading anything shows your own runs.")
+        state.shown_switch()
         st.header("Run settings")
-        st.selectbox("Model pair (target ← drafter)", PAIRS, key="pair", on_change=_use_pair)
-        if st.session_state.pair == CUSTOM_PAIR:
-            st.text_input("Target (hub id or directory)", key="custom_target")
+        st.selectbox("Model pair (target ← drafter)", PAIRS, index=PAIRS.index(k["pair"]), key="pair",
+                     on_change=_use_pair)
+        if s.pair == CUSTOM_PAIR:
+            st.text_input("Target (hub id or directory)", value=k["custom_target"], key="custom_target")
             st.text_input("Draft model (hub id or directory; a weights file for eagle / tiny / medusa / specdrafter / "
-                          "lookup+eagle, a table file for unigram / bigram)",
+                          "lookup+eagle, a table file for unigram / bigram)", value=k["custom_drafter"],
                           key="custom_drafter")
-        else:
-            _keep("custom_target", "custom_drafter")
-        st.selectbox("Drafter", DRAFTER_KINDS, key="drafter",
+        st.selectbox("Drafter", DRAFTER_KINDS, index=DRAFTER_KINDS.index(k["drafter"]), key="drafter",
                      help="eagle / tiny: drafters trained on the embedded target, drafting token by token; medusa "
                      "(blockwise heads) / specdrafter (SpecDec's mask-predict drafter): trained drafters that draft "
                      "a whole block in one pass (the Draft model field: a weights file for any of these four); "
@@ -113,48 +105,54 @@ def sidebar(page: str) -> None:
                      "drafters there are (the Draft model field: a table file); model: the pair's small LM; "
                      "lookup+eagle: prompt lookup's copy and the EAGLE head's guesses in one token tree; none: the "
                      "target alone")
-        st.toggle("Size the tree for this machine (auto)", key="auto_size",
+        st.toggle("Size the tree for this machine (auto)", value=k["auto_size"], key="auto_size",
                   help="Measures once the target's verify cost and the drafter's acceptance by depth and rank, "
                        "then runs the depth, branches and budget predicted fastest (the Speedup page shows why).")
-        st.slider("γ: tokens drafted per iteration (a tree's depth)", 1, 16, key="gamma", help=_gamma_help())
-        st.slider("Branches: children per drafted node (top-k; 1 = a chain)", 1, 8, key="branches",
+        st.slider("γ: tokens drafted per iteration (a tree's depth)", 1, 16, value=k["gamma"], key="gamma",
+                  help=_gamma_help())
+        st.slider("Branches: children per drafted node (top-k; 1 = a chain)", 1, 8, value=k["branches"],
+                  key="branches",
                   help="More than 1 drafts a token tree: several continuations verified in one target pass.")
-        st.slider("Node budget N per tree (0 = no budget)", 0, 64, key="nodes",
+        st.slider("Node budget N per tree (0 = no budget)", 0, 64, value=k["nodes"], key="nodes",
                   help="The drafter keeps its N most probable nodes; the target verifies them all in one pass.")
-        st.slider("Stop drafting when the drafter is unsure: max q below", 0.0, 0.95, step=0.05,
-                  key="draft_confidence", help="0 = off. The drafter stops before a position whose most likely "
-                  "token has probability below this, so γ becomes a maximum (llama.cpp's p_min).")
-        st.radio("Verification", list(RULES), format_func=RULES.get, key="verify")
-        if st.session_state.verify == "spec":
-            st.number_input("β: draft must be in the target's top-β", 1, 10, key="beta")
-            st.slider("τ: max log-prob gap to the top-1", 0.0, 10.0, step=0.5, key="tau")
-        else:
-            _keep("beta", "tau")
-        st.slider("Temperature (0 = greedy)", 0.0, 2.0, step=0.05, key="temperature")
-        st.number_input("Top-k (0 = off)", 0, 1000, key="top_k")
-        st.slider("Top-p", 0.05, 1.0, step=0.05, key="top_p")
-        st.number_input("Seed", 0, 2**31 - 1, key="seed")
+        st.slider("Stop drafting when the drafter is unsure: max q below", 0.0, 0.95, value=k["draft_confidence"],
+                  step=0.05, key="draft_confidence", help="0 = off. The drafter stops before a position whose most "
+                  "likely token has probability below this, so γ becomes a maximum (llama.cpp's p_min).")
+        st.radio("Verification", list(RULES), index=list(RULES).index(k["verify"]), format_func=RULES.get,
+                 key="verify")
+        if s.verify == "spec":
+            st.number_input("β: draft must be in the target's top-β", 1, 10, value=k["beta"], key="beta")
+            st.slider("τ: max log-prob gap to the top-1", 0.0, 10.0, value=k["tau"], step=0.5, key="tau")
+        st.slider("Temperature (0 = greedy)", 0.0, 2.0, value=k["temperature"], step=0.05, key="temperature")
+        st.number_input("Top-k (0 = off)", 0, 1000, value=k["top_k"], key="top_k")
+        st.slider("Top-p", 0.05, 1.0, value=k["top_p"], step=0.05, key="top_p")
+        st.number_input("Seed", 0, 2**31 - 1, value=k["seed"], key="seed")
         limits = host_limits()
-        st.slider("Max new tokens", 1, _max_new_tokens(), key="max_new_tokens",
+        st.slider("Max new tokens", 1, _max_new_tokens(), value=k["max_new_tokens"], key="max_new_tokens",
                   help=f"This host allows at most {limits.new_tokens}." if limits.new_tokens else None)
-        _remote_target()
+        _remote_target(k["remote_target"])
         st.slider("Simulated target latency per call (ms)" if not s.remote_target else
-                  "Latency added to each request (ms)", 0, 500, step=10, key="target_latency_ms",
+                  "Latency added to each request (ms)", 0, 500, value=k["target_latency_ms"], step=10,
+                  key="target_latency_ms",
                   help="Petals setting: a remote target whose every forward pass costs a network round trip.")
-        st.selectbox("Ready-made prompt", list(PROMPTS), key="prompt_choice", on_change=_use_prompt)
-        st.text_area("Prompt", key="prompt", height=140, help=f"This host accepts prompts of at most "
-                     f"{limits.prompt_tokens} tokens." if limits.prompt_tokens else None)
+        st.selectbox("Ready-made prompt", list(PROMPTS), index=list(PROMPTS).index(k["prompt_choice"]),
+                     key="prompt_choice", on_change=_use_prompt)
+        st.text_area("Prompt", value=k["prompt"], key="prompt", height=140, help=f"This host accepts prompts of at "
+                     f"most {limits.prompt_tokens} tokens." if limits.prompt_tokens else None)
         st.session_state.caption_slot = st.empty()
+    s[KEPT] = {key: s.get(key, value) for key, value in k.items()}
     state.show_caption()
 
 
-def _remote_target() -> None:
+def _remote_target(kept: str) -> None:
     """The remote target choice: only the servers the host allows (SPECVIZ_REMOTE_TARGETS), none by default."""
     allowed = remote_targets()
     if not allowed:
         st.session_state.remote_target = ""
         return
-    st.selectbox("Target served by (remote target)", ["", *allowed], key="remote_target", on_change=_use_remote,
+    options = ["", *allowed]
+    st.selectbox("Target served by (remote target)", options, index=options.index(kept) if kept in options else 0,
+                 key="remote_target", on_change=_use_remote,
                  format_func=lambda url: url or "this machine (the pair above)",
                  help="A vLLM, SGLang or llama-cpp-python server verifies each draft in one request; the pair's "
                       f"target lends its tokenizer. The drafter stays here and must draft on its own (not "
@@ -172,13 +170,13 @@ def _use_remote() -> None:
 
 def settings() -> DecodeSettings:
     """DecodeSettings from the sidebar; raises SpecvizError for invalid values."""
-    s = st.session_state
-    return DecodeSettings(gamma=int(s.gamma), branches=int(s.branches), nodes=int(s.nodes), auto_size=bool(s.auto_size),
-                          draft_confidence=float(s.draft_confidence), verify=s.verify,
-                          temperature=float(s.temperature), top_k=int(s.top_k),
-                          top_p=float(s.top_p), beta=int(s.beta), tau=float(s.tau), seed=int(s.seed),
-                          max_new_tokens=int(s.max_new_tokens), target_latency_ms=float(s.target_latency_ms),
-                          target_url=_allowed(s.remote_target))
+    k = st.session_state[KEPT]
+    return DecodeSettings(gamma=int(k["gamma"]), branches=int(k["branches"]), nodes=int(k["nodes"]),
+                          auto_size=bool(k["auto_size"]), draft_confidence=float(k["draft_confidence"]),
+                          verify=k["verify"], temperature=float(k["temperature"]), top_k=int(k["top_k"]),
+                          top_p=float(k["top_p"]), beta=int(k["beta"]), tau=float(k["tau"]), seed=int(k["seed"]),
+                          max_new_tokens=int(k["max_new_tokens"]), target_latency_ms=float(k["target_latency_ms"]),
+                          target_url=_allowed(k["remote_target"]))
 
 
 def _allowed(url: str) -> str:
@@ -191,21 +189,21 @@ def _allowed(url: str) -> str:
 def ran_on() -> tuple[ModelSpec, DecodeSettings, str]:
     """What a measurement made now depends on: the models, the settings and the prompt; raises
     SpecvizError for invalid values."""
-    return models(), settings(), st.session_state.prompt
+    return models(), settings(), st.session_state[KEPT]["prompt"]
 
 
 def models() -> ModelSpec:
     """The chosen pair and drafter; raises SpecvizError for a custom pair with no target."""
-    s = st.session_state
-    if s.pair == EMBEDDED_PAIR:
+    k = st.session_state[KEPT]
+    if k["pair"] == EMBEDDED_PAIR:
         target, draft_model = None, None
-    elif s.pair == CUSTOM_PAIR:
-        if not s.custom_target.strip():
+    elif k["pair"] == CUSTOM_PAIR:
+        if not k["custom_target"].strip():
             raise SpecvizError("enter a target model (hub id or local directory) for the custom pair")
-        target, draft_model = s.custom_target.strip(), s.custom_drafter.strip() or None
+        target, draft_model = k["custom_target"].strip(), k["custom_drafter"].strip() or None
     else:
-        target, draft_model = HUB_PAIRS[s.pair]
+        target, draft_model = HUB_PAIRS[k["pair"]]
     # A preset pair's draft model is an LM for the "model" drafter; trained kinds use their shipped weights.
-    if s.drafter != "model" and s.pair != CUSTOM_PAIR:
+    if k["drafter"] != "model" and k["pair"] != CUSTOM_PAIR:
         draft_model = None
-    return ModelSpec(target, s.drafter, draft_model)
+    return ModelSpec(target, k["drafter"], draft_model)

@@ -30,6 +30,30 @@ def show(name: str) -> None:
     st.session_state.inspect_index = 0
 
 
+def shown_switch() -> None:
+    """The sidebar's choice of what the pages show, in a slot of its own that `show_live` redraws."""
+    st.session_state.switch_slot = st.empty()
+    _draw_switch()
+
+
+def _draw_switch() -> None:
+    current = shown()
+    options = [*(e.name for e in PACK), LIVE]
+    key = f"shown_switch-{current}"   # a fresh widget per choice: a switch made by the page shows at once
+    st.session_state.switch_slot.selectbox(
+        "Showing", options, index=options.index(current), format_func=title, key=key,
+        on_change=lambda: show(st.session_state[key]),
+        help="The shipped examples need no model. Running or loading anything shows your own runs.")
+
+
+def show_live() -> None:
+    """Show the session's own runs and loaded files, and say so in the sidebar drawn this run."""
+    if shown() != LIVE:
+        show(LIVE)
+        _draw_switch()
+    show_caption()
+
+
 def title(name: str) -> str:
     return "Your runs and loaded files" if name == LIVE else f"Example: {example(name).title}"
 
@@ -52,9 +76,8 @@ def set_trace(new: Trace, source: str) -> None:
     """Make `new` the trace every page shows; results derived from the old one are dropped."""
     st.session_state.trace = new
     st.session_state.trace_source = source
-    show(LIVE)
     st.session_state.setdefault("studies", {}).pop("comparison", None)
-    show_caption()
+    show_live()
 
 
 def study(kind: str) -> Study | None:
@@ -71,8 +94,8 @@ def set_study(new: Study, ran_on: tuple | None = None) -> None:
     """Keep `new` as the session's study of its kind; `ran_on`: the sidebar's models, settings and
     prompt it was measured on here (`controls.ran_on`), None for one that came from elsewhere."""
     st.session_state.setdefault("studies", {})[new.kind] = new
-    show(LIVE)
     st.session_state.setdefault("studies_ran_on", {})[new.kind] = ran_on
+    show_live()
 
 
 def ran_on(kind: str) -> tuple | None:
