@@ -9,7 +9,8 @@ from specviz import SpecvizError, Trace, charts
 from specviz.study import record_from_dict
 from specviz.trace import read_json
 
-SHOWN_ON = {"comparison": "Generate", "gamma sweep": "Speedup curves", "grid": "Draft / verify table"}
+SHOWN_ON = {"comparison": "Generate", "gamma sweep": "Speedup curves", "grid": "Draft / verify table",
+            "drafters": "Speedup curves"}   # a page for every kind in specviz.study.KINDS
 
 controls.sidebar()  # drawn by each page, so a page opened on its own still has it
 st.title("Traces")

@@ -12,7 +12,7 @@ from streamlit.testing.v1 import AppTest
 from test_charts import make_trace
 
 from specviz.charts.linked import PICK
-from specviz.study import Study, Variant
+from specviz.study import KINDS, Study, Variant
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
 
@@ -56,15 +56,16 @@ def test_loaded_trace_drives_every_page_without_a_model(app):
 
 def test_loaded_studies_show_on_their_pages_and_download_again(app):
     trace = make_trace()
-    sweep = Study("gamma sweep", trace, [Variant({"gamma": 2}, trace), Variant({"gamma": 4}, trace)])
-    comparison = Study("comparison", trace, [Variant({}, trace)])
+    varied = {"comparison": [{}], "gamma sweep": [{"gamma": 2}, {"gamma": 4}], "grid": [{"beta": 3, "tau": 1.0}],
+              "drafters": [{"drafter": "ngram"}, {"drafter": "eagle"}]}
+    assert set(varied) == set(KINDS)   # every kind a study can be loads on its page
     app.switch_page("pages/traces.py").run()
-    for name, study in (("sweep.json", sweep), ("comparison.json", comparison)):
-        data = json.dumps(study.to_dict()).encode()
-        app.file_uploader(key="trace_file").set_value((name, data, "application/json")).run()
-        assert not app.exception and not app.error and f"study {name}" in app.success[0].value
+    for kind, changes in varied.items():
+        data = json.dumps(Study(kind, trace, [Variant(v, trace) for v in changes]).to_dict()).encode()
+        app.file_uploader(key="trace_file").set_value((f"{kind}.json", data, "application/json")).run()
+        assert not app.exception and not app.error and f"study {kind}.json" in app.success[0].value
     assert {b.label.split(":")[0] for b in app.get("download_button")} == {
-        "Download the trace (JSON)", "Download the gamma sweep study (JSON)", "Download the comparison study (JSON)"}
+        "Download the trace (JSON)", *(f"Download the {kind} study (JSON)" for kind in KINDS)}
     app.switch_page("pages/speedup.py").run()
     (chart, *_) = app.get("plotly_chart")
     measured = [t for t in json.loads(chart.proto.spec)["data"] if t.get("name") == "measured"]
