@@ -52,7 +52,8 @@ if it.drafts:
         with tab:
             st.plotly_chart(charts.pq_bars(draft), key=f"pq-{i}")
             ruled = draft.u is None and draft.verdict != "unverified"
-            beta = f"  ·  β = Σ min(p, q) = {draft.beta:.3f}" if ruled else ""
+            beta = (f"  ·  a draft sampled from q here passes lossless sampling's test with probability "
+                    f"Σ min(p, q) = {draft.beta:.3f}" if ruled else "")
             st.markdown(f"**{markdown_escape(charts.node_test(it, i))}**{beta}")
     rejected = next((d for d in it.drafts if d.verdict == "rejected"), None)
     if not is_chain(it.parents):
