@@ -26,6 +26,16 @@ class Reverified:
     accepted: int            # drafts kept under (β, τ): the path of passing nodes from the root
     passed: list[bool]       # each position's own test
     recorded_accepted: int   # what the run itself accepted
+    recorded_emitted: int    # the tokens the run itself emitted (fewer than accepted + 1 after an accepted EOS)
+
+    @property
+    def tokens(self) -> int:
+        """Tokens this iteration emits under (β, τ): the kept drafts and the verifier's own token, as far
+        as the run went (an EOS it accepted ends the iteration there); drafts the run rejected but (β, τ)
+        keeps are counted whole."""
+        if self.accepted <= self.recorded_accepted:
+            return min(self.accepted + 1, self.recorded_emitted)
+        return self.accepted + 1
 
 
 def spec_test(step: DraftStep, beta: int, tau: float) -> bool:
@@ -42,10 +52,12 @@ def reverify(trace: Trace, beta: int, tau: float) -> list[Reverified]:
     out = []
     for it in trace.iterations:
         passed = [spec_test(step, beta, tau) for step in it.drafts]
-        out.append(Reverified(it.index, it.drafted, len(walk(passed, it.parents)[0]), passed, it.accepted))
+        out.append(Reverified(it.index, it.drafted, len(walk(passed, it.parents)[0]), passed, it.accepted,
+                              len(it.emitted_ids)))
     return out
 
 
 def mean_tokens(verdicts: list[Reverified]) -> float:
-    """SpecDec's Tok.: tokens per iteration, the verifier's own token at the bifurcation included."""
-    return sum(v.accepted + 1 for v in verdicts) / len(verdicts) if verdicts else 0.0
+    """SpecDec's Tok.: tokens per iteration, the verifier's own token at the bifurcation included; with
+    the run's own β and τ it is the run's tokens / iteration."""
+    return sum(v.tokens for v in verdicts) / len(verdicts) if verdicts else 0.0

@@ -166,6 +166,19 @@ def test_reverify_applies_beta_and_tau(trace):
     assert mean_tokens(loose) == pytest.approx((1 + 4 + 3) / 3)
 
 
+def test_reverified_tokens_stop_where_the_run_accepted_an_eos(trace):
+    """The run's last iteration accepted EOS as its second draft and emitted 2 tokens, not 3: Tok. with
+    a rule that keeps what the run kept is the run's own tokens / iteration."""
+    drafts = [step(1, 3, 0.6, 0.5, 0.2, "accepted", top([3, 5], [0.6, 0.2])),
+              step(2, 1, 0.5, 0.5, 0.1, "accepted", top([1, 5], [0.5, 0.2]))]
+    trace.iterations.append(Iteration(3, 2, 2, [3, 1], drafts=drafts))
+    same = reverify(trace, beta=10, tau=10.0)
+    assert [v.tokens for v in same] == [1, 4, 3, 2]
+    strict = reverify(trace, beta=1, tau=0.0)
+    assert [v.accepted for v in strict][-1] == 2 and strict[-1].tokens == 2
+    assert [v.tokens for v in reverify(trace, beta=1, tau=0.5)] == [1, 2, 2, 2]
+
+
 def timed(trace: Trace, wall_time: float, c: float | None = None) -> Trace:
     """A copy of `trace` that took `wall_time` seconds (and, with `c`, whose draft step cost c target steps)."""
     copy = trace_from_dict(json.loads(json.dumps(trace.to_dict())))
