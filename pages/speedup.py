@@ -5,7 +5,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from pages.ui import controls, models, state
+from pages.ui import controls, models, state, tables
 from pages.ui.linked import linked_view
 from specviz import SpecvizError, charts
 from specviz.drafters import STANDALONE_KINDS
@@ -45,7 +45,7 @@ if sweep is not None:
                "busy GPU, not on a CPU), and each run's time includes its prompt's prefill: measured points sit "
                "below the curves when either assumption fails.")
     st.caption(state.study_measured_on(sweep))
-    st.dataframe(charts.rows_frame(sweep))
+    tables.study_rows(sweep)
 else:
     st.info("Press **Run γ sweep** to measure; the per-position pictures below use the current trace.")
 
@@ -66,7 +66,7 @@ drafters = state.study("drafters")
 if drafters is not None:
     st.plotly_chart(charts.drafters_chart(drafters), key="drafters_chart")
     st.caption(state.study_measured_on(drafters))
-    st.dataframe(charts.rows_frame(drafters))
+    tables.study_rows(drafters)
 
 st.subheader("Sizing the token tree for this machine")
 st.caption("A tree verifies more tokens per pass, and a pass over more tokens costs more. This measures (once, then "

@@ -4,8 +4,8 @@ import json
 
 import streamlit as st
 
-from pages.ui import controls, state
-from specviz import SpecvizError, Trace, charts
+from pages.ui import controls, state, tables
+from specviz import SpecvizError, Trace
 from specviz.study import record_from_dict
 from specviz.trace import read_json
 
@@ -49,4 +49,4 @@ if current is not None:
     st.dataframe(current.iterations_frame())
 for study in state.studies():
     st.subheader(f"The {study.kind} study")
-    st.dataframe(charts.rows_frame(study))
+    tables.study_rows(study)

@@ -75,6 +75,10 @@ class Study:
         cs = [r.c for r in rows if r.c is not None]
         return (statistics.fmean(alphas) if alphas else None), (statistics.median(cs) if cs else 0.0)
 
+    def fastest(self) -> Trace:
+        """The variant's trace with the highest measured speedup (the first where none was measured)."""
+        return max(self.variants, key=lambda v: self.speedup(v.trace) or 0.0).trace
+
     def with_variant(self, varied: dict, trace: Trace) -> Study:
         return Study(self.kind, self.baseline, [*self.variants, Variant(dict(varied), trace)])
 

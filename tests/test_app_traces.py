@@ -74,6 +74,19 @@ def test_loaded_studies_show_on_their_pages_and_download_again(app):
     assert {m.label: m.value for m in app.metric}["measured speedup over the target alone"] == "1.00×"
 
 
+def test_a_session_with_no_trace_shows_a_loaded_studys_fastest_run(app):
+    slow, fast = make_trace(), make_trace()
+    slow.wall_time, fast.wall_time = 1.0, 0.1
+    sweep = Study("gamma sweep", make_trace(), [Variant({"gamma": 2}, slow), Variant({"gamma": 4}, fast)])
+    app.switch_page("pages/traces.py").run()
+    app.file_uploader(key="trace_file").set_value(("sweep.json", json.dumps(sweep.to_dict()).encode(),
+                                                   "application/json")).run()
+    assert app.session_state["trace"].wall_time == 0.1
+    assert "the gamma sweep's fastest run" in app.markdown[0].value
+    app.switch_page("pages/speedup.py").run()
+    assert not app.exception and not app.info   # the linked view has a trace to show
+
+
 def test_a_trace_cut_by_the_hosts_time_limit_says_so(app):
     trace = make_trace()
     trace.stopped_by = "the host's run-time limit of 30 s (SPECVIZ_MAX_RUN_SECONDS)"
@@ -112,6 +125,7 @@ def test_gamma_sweep_and_spec_grid(tiny_pair):
     sweep = app.session_state["studies"]["gamma sweep"]
     assert [r.varied for r in sweep.rows()] == [{}, {"gamma": 1}, {"gamma": 3}]
     assert len(app.get("plotly_chart")) == 1 and len(app.get("vega_lite_chart")) == 1  # sweep, linked view
+    assert len(app.table) == 1 and "—".encode() in app.table[0].proto.arrow_data.styler.display_values
     threads = sweep.baseline.threads
     assert threads >= 1 and any(c.value.startswith(f"Measured on cpu (float32) with {threads} torch thread") and
                                 "no other run was queued ahead" in c.value for c in app.caption)

@@ -24,6 +24,16 @@ def sweep() -> Study:
     return Study("gamma sweep", base, [Variant({"gamma": g}, synthetic_trace(64, gamma=g, seed=g)) for g in (2, 4)])
 
 
+def test_the_table_of_runs_reads_as_numbers_with_a_dash_where_none_applies():
+    study = sweep()
+    cells = charts.rows_table(study).to_html()
+    column = list(charts.rows_frame(study).columns).index("speedup")
+    assert f'row0_col{column}" class="data row0 col{column}" >—<' in cells   # the baseline has no speedup
+    assert f"{study.rows()[1].speedup:.2f}×" in cells and "None" not in cells and "nan" not in cells
+    assert set(charts.ROW_HELP) == set(charts.rows_frame(study).columns) - {"run"}   # every number explained
+    assert study.fastest() is max(study.variants, key=lambda v: study.speedup(v.trace)).trace
+
+
 def test_a_study_round_trips_and_every_figure_rebuilds_from_the_file(tmp_path):
     study = sweep()
     path = tmp_path / "sweep.json"

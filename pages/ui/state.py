@@ -64,8 +64,7 @@ def _example(name: str) -> tuple[Trace, dict[str, Study]]:
     record = load_example(name)
     if isinstance(record, Trace):
         return record, {}
-    fastest = max(record.variants, key=lambda v: record.speedup(v.trace) or 0.0)
-    return fastest.trace, {record.kind: record}
+    return record.fastest(), {record.kind: record}
 
 
 def trace() -> Trace | None:
@@ -92,9 +91,13 @@ def study(kind: str) -> Study | None:
 
 def set_study(new: Study, ran_on: tuple | None = None) -> None:
     """Keep `new` as the session's study of its kind; `ran_on`: the sidebar's models, settings and
-    prompt it was measured on here (`controls.ran_on`), None for one that came from elsewhere."""
+    prompt it was measured on here (`controls.ran_on`), None for one that came from elsewhere. A
+    session with no trace yet shows the study's fastest run, as an example's study does."""
     st.session_state.setdefault("studies", {})[new.kind] = new
     st.session_state.setdefault("studies_ran_on", {})[new.kind] = ran_on
+    if st.session_state.get("trace") is None and new.variants:
+        st.session_state.trace = new.fastest()
+        st.session_state.trace_source = f"the {new.kind}'s fastest run"
     show_live()
 
 

@@ -7,8 +7,23 @@ study's reference is the target's own greedy output, and the agreement is the to
 from __future__ import annotations
 
 import pandas as pd
+from pandas.io.formats.style import Styler
 
 from specviz.study import Study
+
+ROW_HELP = {  # what each column of `rows_frame` means, for the table's headers
+    "tokens": "tokens generated: sampled runs stop at the end of sequence at different places",
+    "tokens/s": "tokens over the run's wall time, the prompt's prefill included",
+    "speedup": "tokens/s over the target alone's (the baseline row)",
+    "α̂": "drafts accepted / drafts verified",
+    "c": "one draft step's time over one target step's (none for drafters with no forward pass)",
+    "tokens / iteration": "tokens emitted per target pass: accepted drafts plus the correction or bonus",
+    "match": "positions where the output equals the baseline's: 100% for greedy runs; lossless sampling draws "
+             "other random numbers, so its text differs while its distribution stays the target's",
+    "wall time (s)": "the whole run, prefill included",
+}
+FORMATS = {"tokens/s": "{:.1f}", "speedup": "{:.2f}×", "α̂": "{:.2f}", "c": "{:.3f}", "tokens / iteration": "{:.2f}",
+           "match": "{:.0%}", "wall time (s)": "{:.2f}"}
 
 
 def rows_frame(study: Study) -> pd.DataFrame:
@@ -17,6 +32,11 @@ def rows_frame(study: Study) -> pd.DataFrame:
                           "speedup": row.speedup, "α̂": row.alpha, "c": row.c,
                           "tokens / iteration": row.accepted_length, "match": row.match_rate,
                           "wall time (s)": row.wall_time} for row in study.rows()])
+
+
+def rows_table(study: Study) -> Styler:
+    """`rows_frame` as it reads on a page: rounded, with a dash where a number does not apply."""
+    return rows_frame(study).style.format(FORMATS, na_rep="—").hide(axis="index")
 
 
 def grid_frame(study: Study) -> pd.DataFrame:

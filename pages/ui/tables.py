@@ -1,0 +1,12 @@
+"""A study's runs as a table, with what each column means."""
+
+import streamlit as st
+
+from specviz import charts
+from specviz.study import Study
+
+
+def study_rows(study: Study) -> None:
+    st.table(charts.rows_table(study))
+    with st.expander("What the columns mean"):
+        st.markdown("\n".join(f"- **{name}**: {text}" for name, text in charts.ROW_HELP.items()))
