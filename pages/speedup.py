@@ -17,7 +17,8 @@ st.title("Speedup curves")
 st.caption("Runs the target alone once, then the sidebar's pair and prompt once per γ (chains). Points are "
            "measured; curves are Leviathan et al.'s formulas through the measured α̂ and c. The sweep is a study: "
            "save it, or load one, on the **Traces** page.")
-gammas = st.multiselect("γ values to sweep", list(range(1, 17)), default=[1, 2, 4, 8], key="sweep_gammas")
+gammas = st.multiselect("γ values to sweep", list(range(1, controls.MAX_GAMMA + 1)), default=[1, 2, 4, 8],
+                        key="sweep_gammas")
 if st.button("Run γ sweep", type="primary", key="run_sweep", disabled=not gammas):
     swept = models.runs_with_progress("γ sweep", 1 + len(gammas), gamma_sweep, lambda: (
         st.session_state.prompt, controls.settings(), sorted(gammas)))

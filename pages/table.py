@@ -4,6 +4,7 @@ import streamlit as st
 
 from pages.ui import controls, models, state
 from specviz import charts
+from specviz.charts.style import markdown_escape
 from specviz.reverify import mean_tokens, reverify
 from specviz.sweep import beta_tau_grid
 
@@ -33,12 +34,12 @@ c2.metric(f"drafts kept with β={beta}, τ={tau}", kept, delta=kept - recorded)
 c3.metric("Tok. (tokens / iteration)", f"{mean_tokens(verdicts):.2f}")
 st.html(charts.draft_verify_table(trace, passed=[v.passed for v in verdicts], limit=shown))
 
-st.subheader("SpecDec Table 4 on this prompt: real runs over a β × τ grid")
+st.subheader("SpecDec Table 4 on one prompt: real runs over a β × τ grid")
 st.caption("Each cell: Tok. (tokens per iteration) / token match rate with the target's own greedy output / "
            "speedup over the target alone. Uses the sidebar's pair, drafter, γ and max new tokens.")
 g1, g2 = st.columns(2)
 betas = g1.multiselect("β values", [1, 2, 3, 5, 8], default=[1, 3, 5], key="grid_betas")
-taus = g2.multiselect("τ values", [0.5, 1.0, 2.0, 3.0, 5.0], default=[1.0, 3.0, 5.0], key="grid_taus")
+taus = g2.multiselect("τ values", [0.5, 1.0, 2.0, 3.0, 4.0, 5.0], default=[1.0, 3.0, 5.0], key="grid_taus")
 if st.button("Run the grid", key="run_grid", disabled=not betas or not taus):
     ran = models.runs_with_progress("β × τ grid", 1 + len(betas) * len(taus), beta_tau_grid, lambda: (
         st.session_state.prompt, controls.settings(), sorted(betas), sorted(taus)))
@@ -50,5 +51,6 @@ if grid is not None:
     reference = grid.baseline.summary()
     st.markdown(f"Target alone, greedy: **{reference.tokens_per_s:.1f}** tokens/s, the reference for the match "
                 "rate (save or load grids on the **Traces** page)")
+    st.caption(markdown_escape(charts.study_setup(grid)))
     st.dataframe(charts.grid_frame(grid))
     st.caption(state.study_measured_on(grid))

@@ -32,6 +32,8 @@ def test_the_table_of_runs_reads_as_numbers_with_a_dash_where_none_applies():
     assert f"{study.rows()[1].speedup:.2f}×" in cells and "None" not in cells and "nan" not in cells
     assert set(charts.ROW_HELP) == set(charts.rows_frame(study).columns) - {"run"}   # every number explained
     assert study.fastest() is max(study.variants, key=lambda v: study.speedup(v.trace)).trace
+    setup = charts.study_setup(study)   # what the runs share: not γ, which the sweep varies
+    assert study.baseline.prompt[:20] in setup and "γ =" not in setup and study.variants[0].trace.drafter in setup
 
 
 def test_a_study_round_trips_and_every_figure_rebuilds_from_the_file(tmp_path):

@@ -29,6 +29,7 @@ PROMPTS = {
 
 RULES = {"sampling": "lossless sampling", "greedy": "greedy (argmax match)", "spec": "Spec-Verification (β, τ)"}
 MAX_NEW_TOKENS = 256   # the slider's top where the host sets no lower limit
+MAX_GAMMA = 32         # γ's top: SpecDec's Table 3 drafts blocks of k = 10 … 30
 
 DEFAULTS = {
     "pair": EMBEDDED_PAIR, "custom_target": "", "custom_drafter": "", "gamma": DecodeSettings.gamma,
@@ -108,7 +109,7 @@ def sidebar() -> None:
         st.toggle("Size the tree for this machine (auto)", value=k["auto_size"], key="auto_size",
                   help="Measures once the target's verify cost and the drafter's acceptance by depth and rank, "
                        "then runs the depth, branches and budget predicted fastest (the Speedup page shows why).")
-        st.slider("γ: tokens drafted per iteration (a tree's depth)", 1, 16, value=k["gamma"], key="gamma",
+        st.slider("γ: tokens drafted per iteration (a tree's depth)", 1, MAX_GAMMA, value=k["gamma"], key="gamma",
                   help=_gamma_help())
         st.slider("Branches: children per drafted node (top-k; 1 = a chain)", 1, 8, value=k["branches"],
                   key="branches",

@@ -3,10 +3,12 @@
 import streamlit as st
 
 from specviz import charts
+from specviz.charts.style import markdown_escape
 from specviz.study import Study
 
 
 def study_rows(study: Study) -> None:
+    st.caption(markdown_escape(charts.study_setup(study)))
     st.table(charts.rows_table(study))
     with st.expander("What the columns mean"):
         st.markdown("\n".join(f"- **{name}**: {text}" for name, text in charts.ROW_HELP.items()))

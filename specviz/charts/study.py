@@ -34,6 +34,20 @@ def rows_frame(study: Study) -> pd.DataFrame:
                           "wall time (s)": row.wall_time} for row in study.rows()])
 
 
+def study_setup(study: Study) -> str:
+    """What a study's runs share: the prompt, and the settings that no variant changed."""
+    varied = {key for v in study.variants for key in v.varied}
+    run = study.variants[0].trace if study.variants else study.baseline
+    s = run.settings
+    prompt = " ".join(study.baseline.prompt.split())
+    shared = [f"the prompt “{prompt if len(prompt) <= 80 else prompt[:79] + '…'}”"]
+    shared += [f"drafter {run.drafter}"] if "drafter" not in varied else []
+    shared += [f"γ = {s.gamma}"] if "gamma" not in varied else []
+    shared += [{"sampling": f"lossless sampling at temperature {s.temperature:g}", "greedy": "greedy verification",
+                "spec": "Spec-Verification"}[s.rule]]
+    return f"Runs on {', '.join(shared)}, at most {s.max_new_tokens} new tokens each."
+
+
 def rows_table(study: Study) -> Styler:
     """`rows_frame` as it reads on a page: rounded, with a dash where a number does not apply."""
     return rows_frame(study).style.format(FORMATS, na_rep="—").hide(axis="index")
