@@ -53,6 +53,10 @@ def _n(x: float | None) -> str:
     return "?" if x is None else f"{x:.3f}"
 
 
+def _count(n: int, word: str) -> str:
+    return f"{n} {word}{'s' * (n != 1)}"
+
+
 def _ms(seconds: float) -> str:
     return f"{seconds * 1000:.1f} ms"
 
@@ -157,13 +161,13 @@ def _context(trace: Trace, index: int) -> LessonStep:
     shape = f"γ = {s.gamma}" + (f" (a tree's depth; {s.branches} children per node, budget N = {s.nodes or 'none'})"
                                  if s.branches > 1 else "")
     body = (f"<p>Iteration {index} of {len(trace.iterations)} (numbered from 0). Everything before it is committed: "
-            f"the prompt and the {count} tokens of iterations before it.</p>"
+            f"the prompt and the {_count(count, 'token')} of iterations before it.</p>"
             f'<div style="{CONTEXT_CSS}"><span style="color: #666666;">{html.escape(prompt)}</span>{spans}</div>'
             f"<p>Target <b>{html.escape(trace.target)}</b>, drafter <b>{html.escape(trace.drafter)}</b>; "
             f"rule: {html.escape(_rule_text(trace))}; {html.escape(shape)}; {sampling}.</p>"
             + ("<p>This iteration starts right after the prompt" if index == 0 else
                f"<p>This iteration continues from {_tok(last_committed(trace, index))}")
-            + (f" and drafted {it.drafted} tokens.</p>" if it.drafted else ".</p>"))
+            + (f" and drafted {_count(it.drafted, 'token')}.</p>" if it.drafted else ".</p>"))
     return LessonStep("The context", body, "Before we look: which token would you expect next, and would a much "
                       "smaller model guess the same?")
 
@@ -177,26 +181,32 @@ def _draft(trace: Trace, index: int) -> LessonStep:
         return LessonStep(title, f"<p>No draft in this iteration: {html.escape(why)}. The target makes one ordinary "
                           "step and emits one token.</p>", "What would a drafter have to do for this step to emit "
                           "more than one token?")
-    cost = f"It ran {it.draft_calls} forward pass{'es' * (it.draft_calls != 1)} in {_ms(it.draft_time)}."
+    cost = (f"It ran {it.draft_calls} forward pass{'es' * (it.draft_calls != 1)} in {_ms(it.draft_time)}."
+            if it.draft_calls else f"It ran no forward pass: {_ms(it.draft_time)} of lookups.")
     if it.one_pass:
         cost += (" That one pass drafted the whole block: each position's q was computed without seeing the "
                  "tokens drafted before it, which is why a parallel drafter's acceptance decays with the position.")
     stop = (f" It stopped after {it.drafted} of γ = {s.gamma}: its most likely next token had probability below "
             f"{s.draft_confidence:.2f} (the confidence stop)." if it.unsure else "")
     if not it.drafts:
-        return LessonStep(title, f"<p>The drafter {html.escape(trace.drafter)} proposed {it.drafted} tokens. {cost}"
+        return LessonStep(title, f"<p>The drafter {html.escape(trace.drafter)} proposed {_count(it.drafted, 'token')}. "
+                          f"{cost}"
                           f"{stop}</p><p>This trace was recorded without per-token records: only the counts are "
                           "known, not the tokens or their q.</p>", "Why is drafting cheap compared with the target?")
     how = ("drafted with argmax (the greedy rules); q is recorded at temperature 1 to show the drafter's belief"
            if s.greedy else "each drawn from the drafter's q, after the same temperature, top-k and top-p as p")
     names = node_labels(it)
-    rows = [[names[i], _tok(d.token), _n(d.q), "sampled from q" if d.sampled else "picked by rank"]
+    drawn = "argmax of q" if s.greedy else "sampled from q"
+    rows = [[names[i], _tok(d.token), _n(d.q), drawn if d.sampled else "picked by rank"]
             for i, d in enumerate(it.drafts)]
     picked = sum(not d.sampled for d in it.drafts)
     if is_chain(it.parents):
-        copied = f" {picked} of them were picked by rank (tested as a one-hot q)." if picked else ""
-        body = (f"<p>The drafter {html.escape(trace.drafter)} proposed {it.drafted} tokens, one after another, "
-                f"{html.escape(how)}.{copied} {cost}{stop}</p>")
+        if picked == len(it.drafts):
+            how, copied = "each picked by rank, not sampled, so the test takes q as one-hot (q = 1)", ""
+        else:
+            copied = f" {picked} of them were picked by rank (tested as a one-hot q)." if picked else ""
+        body = (f"<p>The drafter {html.escape(trace.drafter)} proposed {_count(it.drafted, 'token')}, one after "
+                f"another, {html.escape(how)}.{copied} {cost}{stop}</p>")
         return LessonStep(title, body + _table(["position", "token", "q(token)", "how"], rows),
                           "Why can the small drafter afford to write tokens one at a time, when the target cannot?")
     body = (f"<p>The drafter {html.escape(trace.drafter)} proposed a token tree of {it.drafted} nodes, "
@@ -391,7 +401,10 @@ def _speedup(trace: Trace) -> LessonStep:
             f"{summary.accepted_length:.2f}.</p>"
             f"<p>Expected walltime improvement (Theorem 3.8): S = E / (γc + 1) = {e:.2f} / ({gamma} × {c:.3f} + 1) = "
             f"{speed:.2f}×.</p><p>The optimal γ = {best} maximises S: "
-            f"{theory.walltime_improvement(alpha, best, c):.2f}× at α̂ = {alpha:.3f}, c = {c:.3f}.</p>{tree}")
+            f"{theory.walltime_improvement(alpha, best, c):.2f}× at α̂ = {alpha:.3f}, c = {c:.3f}.</p>"
+            "<p>The formula takes one target pass over γ + 1 tokens to cost what a pass over one token costs, true "
+            "on a GPU with room to spare. On a CPU a longer pass costs more, so the best γ measured there (the "
+            f"Speedup curves page sweeps it) sits below this one.</p>{tree}")
     return LessonStep(title, body, question, speedup_chart(alpha, c, max_gamma=max(16, best)))
 
 

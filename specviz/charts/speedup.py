@@ -55,4 +55,5 @@ def speedup_chart(alpha: float | None, c: float, max_gamma: int = 16,
     highest = max([y for t in fig.data if t.xaxis == "x" for y in t.y if y is not None], default=1.0)
     fig.update_yaxes(range=[0, highest * 1.2], row=1, col=1)
     fig.update_xaxes(title_text="γ (tokens drafted per iteration)", dtick=2)
-    return layout(fig, "γ sweep: measured points, analytic curves", height=540)
+    title = "γ sweep: measured points, analytic curves" if measured or benchmark else "S(γ) and E(γ) at α̂ and c"
+    return layout(fig, title, height=540)
