@@ -13,6 +13,7 @@ from test_tree_size import CPU_CURVE, cost, embedded_setup, flat, write_sizing
 from pages.ui.controls import PROMPTS
 from specviz.device import decoder_threads
 from specviz.drafters import drafter_name, eagle
+from specviz.examples import example
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
 
@@ -87,6 +88,19 @@ def test_the_max_new_tokens_slider_keeps_to_the_hosts_limit(monkeypatch):
     slider = at.slider(key="max_new_tokens")
     assert (slider.max, slider.value) == (32, 32) and "at most 32" in slider.help
     assert "at most 500 tokens" in at.text_area(key="prompt").help
+
+
+def test_an_examples_settings_fill_the_sidebar_and_stay(app):
+    switch_to(app, "copy-lookup")
+    app.button(key="use_example").click().run()
+    shown = example("copy-lookup")
+    assert app.selectbox(key="drafter").value == shown.drafter == "ngram"
+    assert (app.slider(key="gamma").value, app.radio(key="verify").value) == (8, "greedy")
+    assert app.text_area(key="prompt").value == shown.prompt and not app.toggle(key="auto_size").value
+    app.switch_page("pages/lesson.py").run()
+    assert app.slider(key="gamma").value == 8 and app.slider(key="max_new_tokens").value == 96
+    switch_to(app, "live")
+    assert not [b for b in app.button if b.key == "use_example"]   # your own runs have no example to copy
 
 
 def test_custom_pair_without_target_says_so(app):

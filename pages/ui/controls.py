@@ -9,6 +9,7 @@ from specviz import DecodeSettings, SpecvizError
 from specviz.decoder_process import ModelSpec
 from specviz.device import decoder_threads
 from specviz.drafters import DRAFTER_KINDS, FEATURE_KINDS, default_drafter
+from specviz.examples import example
 from specviz.limits import check_remote_allowed, host_limits, remote_targets
 from specviz.models import EMBEDDED_NAME, HUB_PAIRS
 from specviz.tree_size import default_gamma
@@ -39,6 +40,10 @@ DEFAULTS = {
     "max_new_tokens": 48, "target_latency_ms": 0, "remote_target": "", "prompt_choice": next(iter(PROMPTS)),
     "prompt": next(iter(PROMPTS.values())),
 }
+
+KEPT = "sidebar_settings"   # a plain session key, which Streamlit never drops
+EXAMPLE_SETTINGS = ("gamma", "branches", "nodes", "auto_size", "draft_confidence", "verify", "beta", "tau",
+                    "temperature", "top_k", "top_p", "seed", "max_new_tokens")
 
 
 def _defaults() -> dict:
@@ -73,7 +78,18 @@ def _use_prompt() -> None:
     st.session_state.prompt = PROMPTS[st.session_state.prompt_choice]
 
 
-KEPT = "sidebar_settings"   # a plain session key, which Streamlit never drops
+def _use_example() -> None:
+    """Set the sidebar to the shown example's run: the embedded pair, its drafter, prompt and settings."""
+    if state.shown() == state.LIVE:   # a run switched to your own runs after the button was drawn
+        return
+    shown = example(state.shown())
+    values = {"pair": EMBEDDED_PAIR, "drafter": shown.drafter, "prompt": shown.prompt, "remote_target": "",
+              **{key: getattr(shown.settings, key) for key in EXAMPLE_SETTINGS}}
+    values["max_new_tokens"] = min(values["max_new_tokens"], _max_new_tokens())
+    s = st.session_state
+    s[KEPT] = {**s[KEPT], **values}
+    for key, value in values.items():
+        s[key] = value
 
 
 def sidebar() -> None:
@@ -90,6 +106,9 @@ def sidebar() -> None:
     k = s[KEPT]
     with st.sidebar:
         state.shown_switch()
+        if state.shown() != state.LIVE:
+            st.button("Use this example's settings", key="use_example", on_click=_use_example,
+                      help="Sets the run settings below to the example's, so Generate runs it again on this machine.")
         st.header("Run settings")
         st.selectbox("Model pair (target ← drafter)", PAIRS, index=PAIRS.index(k["pair"]), key="pair",
                      on_change=_use_pair)
