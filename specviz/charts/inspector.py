@@ -45,7 +45,7 @@ def pq_bars(step: DraftStep) -> go.Figure:
     names = {i: t for top in (step.p_top, step.q_top) if top for i, t in zip(top.ids, top.tokens)}
     names[step.token_id] = step.token
     ids = sorted(set(p) | set(q), key=lambda i: (-p.get(i, 0.0), -q.get(i, 0.0)))
-    labels = [show_token(names[i]) + (" ◀ drafted" if i == step.token_id else "") for i in ids]
+    labels = [show_token(names[i]) + (" ◀" if i == step.token_id else "") for i in ids]   # the title names it
     line = [MARK if i == step.token_id else {"width": 0} for i in ids]
     fig = go.Figure()
     for name, values, color in (("p (target)", p, P_COLOR), ("q (drafter)", q, Q_COLOR)):
@@ -84,15 +84,18 @@ def acceptance_test(iteration: Iteration) -> go.Figure:
     for label, s in zip(labels, steps):
         fig.add_annotation(x=1, xref="paper", xanchor="left", xshift=12, y=label, yref="y", showarrow=False,
                            text=VERDICT_LABELS[s.verdict], font={"color": VERDICT_INK[s.verdict]})
-    if lossless:
-        fig.add_scatter(y=labels, x=[s.u for s in steps], mode="markers", name="u ~ U(0, 1)",
+    if lossless:   # an unverified position's u was never compared with anything: no diamond
+        fig.add_scatter(y=labels, x=[None if s.verdict == "unverified" else s.u for s in steps], mode="markers",
+                        name="u ~ U(0, 1)",
                         marker={"symbol": "diamond", "size": 18, "color": "#000000", "line": {"color": "white",
                                                                                            "width": 2}})
     fig.update_xaxes(range=[0, 1.02], title_text="probability")
     fig.update_yaxes(autorange="reversed", title_text="depth: drafted token")
-    fig.update_layout(margin={"r": 170})
-    return layout(fig, "Acceptance test: accept while u ≤ min(1, p/q)" if lossless else
-                  f"Acceptance test ({steps[0].rule if steps else ''} rule)", height=140 + 60 * max(1, len(steps)))
+    rows = 60 * max(1, len(steps))
+    fig.update_layout(margin={"r": 170, "b": 100})
+    layout(fig, "Acceptance test: accept while u ≤ min(1, p/q)" if lossless else
+           f"Acceptance test ({steps[0].rule if steps else ''} rule)", height=180 + rows)
+    return fig.update_layout(legend={"y": -60 / rows})   # below the axis title, whatever the number of rows
 
 
 def residual_bars(step: DraftStep, sampled: FinalToken | None) -> go.Figure:
