@@ -2,9 +2,8 @@
 
 import streamlit as st
 
-from pages.ui import controls, models, state
+from pages.ui import controls, models, state, tables
 from specviz import charts
-from specviz.charts.style import markdown_escape
 from specviz.reverify import mean_tokens, reverify
 from specviz.sweep import beta_tau_grid
 
@@ -51,6 +50,6 @@ if grid is not None:
     reference = grid.baseline.summary()
     st.markdown(f"Target alone, greedy: **{reference.tokens_per_s:.1f}** tokens/s, the reference for the match "
                 "rate (save or load grids on the **Traces** page)")
-    st.caption(markdown_escape(charts.study_setup(grid)))
+    tables.setup_caption(grid)
     st.dataframe(charts.grid_frame(grid))
     st.caption(state.study_measured_on(grid))

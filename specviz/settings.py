@@ -7,6 +7,7 @@ from dataclasses import asdict, dataclass
 from specviz.errors import SpecvizError
 
 VERIFY_RULES = ("sampling", "greedy", "spec")
+RULE_NAMES = {"sampling": "lossless sampling", "greedy": "greedy (argmax match)", "spec": "Spec-Verification (β, τ)"}
 MAX_GAMMA = 64
 MAX_BRANCHES = 16
 MAX_NODES = 256

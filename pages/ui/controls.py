@@ -12,6 +12,7 @@ from specviz.drafters import DRAFTER_KINDS, FEATURE_KINDS, default_drafter
 from specviz.examples import example
 from specviz.limits import check_remote_allowed, host_limits, remote_targets
 from specviz.models import EMBEDDED_NAME, HUB_PAIRS
+from specviz.settings import RULE_NAMES, VERIFY_RULES
 from specviz.tree_size import default_gamma
 
 EMBEDDED_PAIR = f"{EMBEDDED_NAME} (embedded, runs on the CPU)"
@@ -28,7 +29,6 @@ PROMPTS = {
     "Translation": "Translate into French: The tunnel had not yet been put into operation.",
 }
 
-RULES = {"sampling": "lossless sampling", "greedy": "greedy (argmax match)", "spec": "Spec-Verification (β, τ)"}
 MAX_NEW_TOKENS = 256   # the slider's top where the host sets no lower limit
 MAX_GAMMA = 32         # γ's top: SpecDec's Table 3 drafts blocks of k = 10 … 30
 
@@ -86,10 +86,8 @@ def _use_example() -> None:
     values = {"pair": EMBEDDED_PAIR, "drafter": shown.drafter, "prompt": shown.prompt, "remote_target": "",
               **{key: getattr(shown.settings, key) for key in EXAMPLE_SETTINGS}}
     values["max_new_tokens"] = min(values["max_new_tokens"], _max_new_tokens())
-    s = st.session_state
-    s[KEPT] = {**s[KEPT], **values}
-    for key, value in values.items():
-        s[key] = value
+    for key, value in values.items():   # the run's end keeps them (sidebar)
+        st.session_state[key] = value
 
 
 def sidebar() -> None:
@@ -138,7 +136,7 @@ def sidebar() -> None:
         st.slider("Stop drafting when the drafter is unsure: max q below", 0.0, 0.95, value=k["draft_confidence"],
                   step=0.05, key="draft_confidence", help="0 = off. The drafter stops before a position whose most "
                   "likely token has probability below this, so γ becomes a maximum (llama.cpp's p_min).")
-        st.radio("Verification", list(RULES), index=list(RULES).index(k["verify"]), format_func=RULES.get,
+        st.radio("Verification", VERIFY_RULES, index=VERIFY_RULES.index(k["verify"]), format_func=RULE_NAMES.get,
                  key="verify")
         if s.verify == "spec":
             st.number_input("β: draft must be in the target's top-β", 1, 10, value=k["beta"], key="beta")

@@ -1,4 +1,4 @@
-"""A study's runs as a table, with what each column means."""
+"""A study's runs as a table, with what they shared and what each column means."""
 
 import streamlit as st
 
@@ -7,8 +7,12 @@ from specviz.charts.style import markdown_escape
 from specviz.study import Study
 
 
-def study_rows(study: Study) -> None:
+def setup_caption(study: Study) -> None:
     st.caption(markdown_escape(charts.study_setup(study)))
+
+
+def study_rows(study: Study) -> None:
+    setup_caption(study)
     st.table(charts.rows_table(study))
     with st.expander("What the columns mean"):
         st.markdown("\n".join(f"- **{name}**: {text}" for name, text in charts.ROW_HELP.items()))

@@ -9,6 +9,7 @@ from __future__ import annotations
 import pandas as pd
 from pandas.io.formats.style import Styler
 
+from specviz.settings import RULE_NAMES
 from specviz.study import Study
 
 ROW_HELP = {  # what each column of `rows_frame` means, for the table's headers
@@ -43,8 +44,7 @@ def study_setup(study: Study) -> str:
     shared = [f"the prompt “{prompt if len(prompt) <= 80 else prompt[:79] + '…'}”"]
     shared += [f"drafter {run.drafter}"] if "drafter" not in varied else []
     shared += [f"γ = {s.gamma}"] if "gamma" not in varied else []
-    shared += [{"sampling": f"lossless sampling at temperature {s.temperature:g}", "greedy": "greedy verification",
-                "spec": "Spec-Verification"}[s.rule]]
+    shared += [RULE_NAMES[s.rule] + (f" at temperature {s.temperature:g}" if s.rule == "sampling" else "")]
     return f"Runs on {', '.join(shared)}, at most {s.max_new_tokens} new tokens each."
 
 
