@@ -26,6 +26,7 @@ import socket
 import subprocess
 import sys
 import threading
+import time
 import traceback
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
@@ -88,14 +89,6 @@ class DecoderProcess:
             raise self._lost() from error
         return Request(self, on_status)
 
-    def cpu_seconds(self) -> float | None:
-        """CPU time the decoder process has used so far (Linux); None where that cannot be read."""
-        try:
-            fields = Path(f"/proc/{self._child.pid}/stat").read_text().rsplit(")", 1)[1].split()
-        except (AttributeError, OSError):
-            return None
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime, in ticks
-
     def close(self) -> None:
         if self._child is not None:
             self._conn.close()
@@ -133,6 +126,7 @@ class Request:
         self._owner = owner
         self._on_status = on_status
         self._done = False
+        self.cpu_seconds: float | None = None  # the decoder process's CPU time for the work, once done
 
     def __iter__(self) -> Request:
         return self
@@ -149,7 +143,7 @@ class Request:
                 self._done = True
                 raise payload
             else:
-                self._done = True
+                self._done, self.cpu_seconds = True, payload
         raise StopIteration
 
     def stop(self) -> list:
@@ -166,6 +160,8 @@ class Request:
                     left.append(payload)
                 elif kind in ("error", "done"):
                     self._done = True
+                    if kind == "done":
+                        self.cpu_seconds = payload
         except OSError:  # the process died before the stop reached it
             self._done = True
             self._owner._lost()
@@ -201,11 +197,12 @@ def serve(fd: int, threads: int) -> None:
         models, work, args = request
         try:
             target, drafter = _load(models, loaded, lambda text: conn.send(("status", text)))
+            cpu = time.process_time()  # this process's CPU time, read where the work runs, to the microsecond
             _stream(work(target, drafter, *args), conn)
         except Exception as error:  # every failure goes back to the page; the process serves on
             conn.send(("error", _portable(error)))
         else:
-            conn.send(("done", None))
+            conn.send(("done", time.process_time() - cpu))
 
 
 def _stream(items: Iterator, conn: Connection) -> None:

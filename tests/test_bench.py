@@ -57,6 +57,16 @@ def test_ratios_are_paired_medians(tiny):
     assert [t.met for t in targets if "overhead" in t.name] == [True]
 
 
+
+def test_a_rate_over_no_measured_time_is_unknown(tiny):
+    """A run too short for its clock has no rate: the CPU columns say unknown instead of dividing by zero."""
+    methods = [replace(m, run=lambda prompt, run=m.run: replace(run(prompt), cpu_seconds=0.0))
+               if m.spec.name == "engine ngram γ=4 rec on" else m for m in fake_methods(tiny)]
+    rows, _ = summarize([m.spec for m in methods], measure(methods, PROMPTS, repeats=2, warmup=0, greedy=True))
+    row = next(r for r in rows if r.method == "engine ngram γ=4 rec on" and r.category == "all")
+    assert row.cpu_speedup is None and row.cpu_overhead is None and row.cpu_vs_hf is None
+    assert row.speedup.median == pytest.approx(2.0 / 1.04)  # the wall clock measured it
+
 def test_mismatch_is_reported_not_averaged(tiny):
     methods = fake_methods(tiny, wrong=True)
     runs = measure(methods, PROMPTS, repeats=1, warmup=0, greedy=True)

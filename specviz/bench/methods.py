@@ -83,17 +83,18 @@ def app_method(process: DecoderProcess, models: ModelSpec, target: LoadedModel, 
                chat: bool = True) -> Method:
     """The app's code path: the run in the decoder process, its trace rebuilt from the stream as the
     Generate page does, timed from the request to the rebuilt trace. CPU time is the decoder
-    process's (on Linux; else the wall clock). `target` is that process's target, for the memory column."""
+    process's, measured there around the run. `target` is that process's target, for the memory column."""
     spec = MethodSpec(f"app {models.drafter} γ={settings.gamma}{_stop(settings)}", "app", models.drafter,
                       settings.gamma, True, settings.draft_confidence)
     clock = Clock(target.device)
 
     def run(prompt: BenchPrompt) -> Outcome:
         with process.lock:
-            start, cpu = clock.now(), process.cpu_seconds()
-            *_, trace = follow_trace(process.request(models, trace_stream, prompt.text, settings, chat))
-            seconds, used = clock.now() - start, process.cpu_seconds()
-        return _outcome(trace, seconds, used - cpu if used is not None and cpu is not None else seconds)
+            start = clock.now()
+            request = process.request(models, trace_stream, prompt.text, settings, chat)
+            *_, trace = follow_trace(request)
+            seconds = clock.now() - start
+        return _outcome(trace, seconds, request.cpu_seconds)
 
     return Method(spec, run, (target,))
 

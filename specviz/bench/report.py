@@ -108,7 +108,7 @@ def _row(spec: MethodSpec, specs: list[MethodSpec], runs: list[RunRecord], group
     engine = _engine_counterpart(spec, specs)
     return Row(
         spec.name, spec.family, spec.drafter, spec.gamma, spec.record, group, len(good),
-        tokens_per_s=spread([_rate(rs) for rs in _by_repeat(good).values()]),
+        tokens_per_s=spread([rate for rs in _by_repeat(good).values() if (rate := _rate(rs)) is not None]),
         speedup=_paired(runs, spec.name, BASELINE, group) if spec.name != BASELINE else None,
         alpha=sum(r.accepted or 0 for r in good) / evaluated if evaluated else None,
         accepted_length=sum(r.tokens for r in good) / iterations if iterations else None,
@@ -159,8 +159,16 @@ def _by_repeat(runs: list[RunRecord]) -> dict[int, list[RunRecord]]:
     return out
 
 
-def _rate(runs: list[RunRecord], cpu: bool = False) -> float:
-    return sum(r.tokens for r in runs) / sum(r.cpu_seconds if cpu else r.seconds for r in runs)
+def _rate(runs: list[RunRecord], cpu: bool = False) -> float | None:
+    """Tokens per second of wall-clock (or CPU) time; None (unknown) where no time was measured."""
+    seconds = sum(r.cpu_seconds if cpu else r.seconds for r in runs)
+    return sum(r.tokens for r in runs) / seconds if seconds > 0 else None
+
+
+def _ratios(pairs: list[tuple[list[RunRecord], list[RunRecord]]], cpu: bool) -> list[tuple[float, float]]:
+    """The (rate of a, rate of b) of each pair of run lists where both rates are known."""
+    rates = [(_rate(x, cpu), _rate(y, cpu)) for x, y in pairs]
+    return [(a, b) for a, b in rates if a is not None and b is not None]
 
 
 def _pairs(runs: list[RunRecord], a: str, b: str, group: str) -> list[tuple[list[RunRecord], list[RunRecord]]]:
@@ -176,7 +184,7 @@ def _pairs(runs: list[RunRecord], a: str, b: str, group: str) -> list[tuple[list
 
 def _paired(runs: list[RunRecord], a: str, b: str, group: str, cpu: bool = False) -> Spread | None:
     """Median over repeats of tokens/s of a over tokens/s of b."""
-    return spread([_rate(x, cpu) / _rate(y, cpu) for x, y in _pairs(runs, a, b, group)])
+    return spread([x / y for x, y in _ratios(_pairs(runs, a, b, group), cpu)])
 
 
 def _per_iteration(runs: list[RunRecord], a: str, b: str, group: str, phase: str) -> Spread | None:
@@ -189,7 +197,7 @@ def _per_iteration(runs: list[RunRecord], a: str, b: str, group: str, phase: str
 
 def _overhead(runs: list[RunRecord], on: str, off: str, group: str, cpu: bool = False) -> Spread | None:
     """Median over repeats of (time with recording) / (time without) - 1, tokens being equal."""
-    return spread([_rate(y, cpu) / _rate(x, cpu) - 1 for x, y in _pairs(runs, on, off, group)])
+    return spread([y / x - 1 for x, y in _ratios(_pairs(runs, on, off, group), cpu)])
 
 
 def spread(values: list[float]) -> Spread | None:
