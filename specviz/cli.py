@@ -25,6 +25,7 @@ STYLE = {  # ANSI styles; without colour the markers below still tell the kinds 
 }
 LEGEND = {"accepted": "accepted draft", "rejected": "rejected draft (not in output)",
           "correction": "correction after a rejection", "bonus": "bonus token", "target": "target step"}
+MODEL_FREE_KINDS = ("ngram", "none")  # drafter kinds that take no --drafter-model
 
 
 def add_generate_arguments(parser: argparse.ArgumentParser) -> None:
@@ -82,14 +83,16 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--target", default=None,
                         help="target model: hub id or local directory (default: the embedded SmolLM2-135M-Instruct)")
     parser.add_argument("--drafter", default=None, choices=DRAFTER_KINDS,
-                        help="drafter kind (default: lookup+eagle, prompt lookup's copy and the trained EAGLE head's "
-                             "guesses in one token tree, with the embedded target when the head's weights are "
-                             "installed; else ngram); unigram / bigram: count tables of the target's own answers, "
-                             "the cheapest drafters there are")
+                        help="drafter kind (default: model when --drafter-model is given; else lookup+eagle, prompt "
+                             "lookup's copy and the trained EAGLE head's guesses in one token tree, with the embedded "
+                             "target when the head's weights are installed; else ngram); unigram / bigram: count "
+                             "tables of the target's own answers, the cheapest drafters there are")
     parser.add_argument("--drafter-model", default=None,
-                        help="draft LM for --drafter model: hub id or directory; for eagle / tiny / medusa / "
-                             "specdrafter: a weights file; "
-                             "for unigram / bigram: a table file (count-drafter writes them)")
+                        help="draft LM for --drafter model: hub id or directory; given without --drafter it means "
+                             "--drafter model, and a file given so is an error (name its kind with --drafter); for "
+                             "eagle / tiny / medusa / specdrafter / lookup+eagle: a weights file; for unigram / "
+                             f"bigram: a table file (count-drafter writes them); {' and '.join(MODEL_FREE_KINDS)} "
+                             "take none (an error)")
     parser.add_argument("--device", default=None, help="cuda, cuda:1, cpu ... (default: cuda when available)")
     parser.add_argument("--dtype", default=None, choices=["float32", "float16", "bfloat16"],
                         help="model dtype (default: bf16/fp16 on CUDA, fp32 on the CPU)")
@@ -160,19 +163,37 @@ def settings_from_args(args: argparse.Namespace) -> DecodeSettings:
 def load_models(args: argparse.Namespace):
     """The target, the drafter and the run's settings the arguments name (torch's thread count set
     first); with no --gamma, γ is the chain measured fastest for this pair on this machine, if any."""
-    from specviz.drafters import build_drafter, default_drafter
+    from specviz.drafters import build_drafter
     from specviz.models import load_model
     from specviz.tree_size import measured_gamma
 
+    kind = drafter_kind(args)
     set_threads(args)
     target = load_model(args.target, device=args.device, dtype=args.dtype,
                         trust_remote_code=args.trust_remote_code)
-    kind = args.drafter or default_drafter(args.target)
     drafter = build_drafter(kind, target, args.drafter_model, args.trust_remote_code)
     settings = settings_from_args(args)
     if args.gamma is None:
         settings = replace(settings, gamma=measured_gamma(target, drafter) or settings.gamma)
     return target, drafter, settings
+
+
+def drafter_kind(args: argparse.Namespace) -> str:
+    """The drafter kind the arguments name: --drafter's; a --drafter-model alone names a draft LM
+    ("model"); neither, the target's default. Refused in one line: a model for a kind that takes none,
+    and a file without --drafter (a weights or table file: whose it is, is not evident)."""
+    from specviz.drafters import DRAFTER_KINDS, default_drafter
+
+    model = args.drafter_model
+    if args.drafter in MODEL_FREE_KINDS and model:
+        raise SpecvizError(f"--drafter {args.drafter} takes no --drafter-model (got {model}): drop one of them")
+    if args.drafter or not model:
+        return args.drafter or default_drafter(args.target)
+    if Path(model).expanduser().is_file() or model.endswith(".safetensors"):
+        takes_files = [k for k in DRAFTER_KINDS if k not in ("model", *MODEL_FREE_KINDS)]
+        raise SpecvizError(f"--drafter-model {model} is a file, not a draft LM (a hub id or directory): name the "
+                           f"drafter it is for with --drafter ({', '.join(takes_files)})")
+    return "model"
 
 
 def set_threads(args: argparse.Namespace) -> None:

@@ -13,18 +13,22 @@ from specviz.trace import DraftStep, FinalToken, Iteration, TopK
 
 
 def synthetic_trace(tokens: int = 512, gamma: int = 4, alpha: float = 0.55, seed: int = 0) -> Trace:
-    """Iterations until `tokens` are emitted; the words repeat, the verdicts follow α."""
+    """Iterations until `tokens` are emitted; the words repeat. Every draft has ratio p/q = α, and the
+    lossless rule decides it: u ~ U[0, 1) per position, accepted iff u ≤ min(1, p/q), up to the first
+    rejection; so the acceptance rate follows α."""
     rng = random.Random(seed)
+    q = 0.5
+    ratio = _float32(alpha)
     iterations, generated = [], []
     while len(generated) < tokens:
-        accepted = next((i for i in range(gamma) if rng.random() >= alpha), gamma)
+        u = [_uniform(rng) for _ in range(gamma)]
+        accepted = next((i for i in range(gamma) if u[i] > ratio), gamma)
         drafts = []
         for i in range(gamma):
             verdict = "accepted" if i < accepted else "rejected" if i == accepted else "unverified"
             token_id = 100 + (len(generated) + i) % 50
-            draw = rng.random()  # u, consistent with the verdict: accepted iff u <= min(1, p/q) = 0.8
-            u = 0.8 * draw if verdict == "accepted" else 0.8 + 0.2 * draw if verdict == "rejected" else draw
-            drafts.append(DraftStep(i + 1, token_id, f" w{token_id}", 0.5, 0.4, 0.8, u, verdict, "sampling", 0.6))
+            drafts.append(DraftStep(i + 1, token_id, f" w{token_id}", q, ratio * q, ratio, u[i], verdict, "sampling",
+                                    beta=ratio))   # β = Σ min(p, q) = α where every draft's ratio is α
         kind = "bonus" if accepted == gamma else "correction"
         final = FinalToken(kind, 7, " w7", "p" if kind == "bonus" else "residual")
         emitted = [d.token_id for d in drafts[:accepted]] + [final.token_id]
@@ -34,6 +38,17 @@ def synthetic_trace(tokens: int = 512, gamma: int = 4, alpha: float = 0.55, seed
     return Trace("A long answer.", [1, 2, 3], "target", "drafter", DecodeSettings(gamma=gamma, max_new_tokens=tokens),
                  iterations=iterations, generated_ids=generated, text="", wall_time=sum(
                      it.draft_time + it.verify_time + it.sample_time for it in iterations))
+
+
+def _uniform(rng: random.Random) -> float:
+    """u as `torch.rand` draws it in float32: a multiple of 2⁻²⁴ in [0, 1)."""
+    return rng.getrandbits(24) / 2**24
+
+
+def _float32(x: float) -> float:
+    """`x` rounded to float32, as the engine records p, q and u: then u ≤ p/q and the verifier's
+    u·q ≤ p (in float32) agree exactly."""
+    return float(torch.tensor(x, dtype=torch.float32))
 
 
 def synthetic_baseline(ids: list[int], step: float = 0.05) -> Trace:

@@ -77,6 +77,37 @@ def test_bad_drafter_weights_give_one_line_errors(embedded, tmp_path, capsys, ki
         assert f"for the {kind.removeprefix('lookup+')} drafter" in last
 
 
+def test_a_drafter_model_alone_means_the_draft_lm(tiny_llama_dirs, tmp_path, capsys):
+    target, drafter = (str(d) for d in tiny_llama_dirs)
+    path = tmp_path / "out.json"
+    assert main(["generate", "w1 w2 w3", "--target", target, "--drafter-model", drafter, "--gamma", "2",
+                 "--max-new-tokens", "2", "--threads", "1", "--trace", str(path)]) == 0
+    assert load_trace(path).drafter == drafter   # the draft LM's name, not the default prompt lookup
+    with pytest.raises(SystemExit):
+        main(["generate", "--help"])
+    assert "given without --drafter it means --drafter model" in " ".join(capsys.readouterr().out.split())
+
+
+DRAFTER_MODEL_COMMANDS = {"generate": [], "sweep": ["--out", "sweep.json"], "grid": ["--out", "grid.json"],
+                          "drafters": ["--out", "drafters.json"]}   # every command that takes --drafter-model
+MISCHOSEN = [(["--drafter", "ngram", "--drafter-model", "lm"], "--drafter ngram takes no --drafter-model (got lm)"),
+             (["--drafter", "none", "--drafter-model", "lm"], "--drafter none takes no --drafter-model (got lm)"),
+             (["--drafter-model", "head.safetensors"], "--drafter-model head.safetensors is a file, not a draft LM"),
+             (["--drafter-model", "table"], "--drafter-model table is a file, not a draft LM")]
+
+
+@pytest.mark.parametrize("command", DRAFTER_MODEL_COMMANDS)
+@pytest.mark.parametrize("argv,message", MISCHOSEN, ids=["ngram", "none", "weights", "existing-file"])
+def test_a_drafter_model_the_drafter_cannot_take_is_refused_before_any_model_loads(tmp_path, monkeypatch, capsys,
+                                                                                   command, argv, message):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "table").write_bytes(b"")
+    missing = str(tmp_path / "no-target")   # loading it would fail with another error
+    assert main([command, PROMPT, *DRAFTER_MODEL_COMMANDS[command], "--target", missing, *argv]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("error: ") and message in err[0]
+
+
 @pytest.mark.parametrize("env,argv,message", [
     ({"SPECVIZ_MAX_NEW_TOKENS": "many"}, [], "SPECVIZ_MAX_NEW_TOKENS must be a whole number >= 1, got 'many'"),
     ({"SPECVIZ_MAX_PROMPT_TOKENS": "5"}, [], "this host accepts at most 5 (SPECVIZ_MAX_PROMPT_TOKENS)"),

@@ -3,13 +3,19 @@
 from __future__ import annotations
 
 import json
+import math
+from pathlib import Path
 
 import pytest
 import torch
+from synthetic import synthetic_trace, synthetic_tree_trace
 
-from specviz import DecodeSettings, SpecvizError, generate, load_model, load_trace, trace_from_dict
+from specviz import DecodeSettings, SpecvizError, Trace, generate, load_model, load_trace, trace_from_dict
 from specviz.drafters import DraftModelDrafter
-from specviz.trace import text_segments
+from specviz.study import Study, load_record
+from specviz.trace import DraftStep, text_segments
+
+EXAMPLES = sorted((Path(__file__).resolve().parent.parent / "assets" / "examples").glob("*.json"))
 
 
 @pytest.fixture(scope="module")
@@ -140,3 +146,54 @@ def test_trace_from_dict_refuses_bad_settings(trace):
     data["settings"]["gamma"] = 0
     with pytest.raises(SpecvizError, match="gamma"):
         trace_from_dict(data)
+
+
+def passes_lossless_test(step: DraftStep) -> bool:
+    """The lossless rule's test as `verification.lossless` computes it, in float32: u·q ≤ p′ (u ≤ min(1, p′/q)
+    for u < 1), with q = 1 for a picked node. A trace records u, q and p′ as float32 values, every digit kept
+    by JSON, and ratio = p′/q in float64, so ratio·q rounds back to p′ exactly: no tolerance is needed."""
+    q = step.q if step.sampled else 1.0
+    u, q, p = (torch.tensor(x, dtype=torch.float32) for x in (step.u, q, step.ratio * q))
+    return bool(u * q <= p)
+
+
+def check_u_against_verdicts(trace: Trace) -> int:
+    """Under the lossless rule every tested draft was accepted exactly where u ≤ min(1, p/q), and as often
+    as uniform draws would be: within 4σ of Σ min(1, p/q); a rule that draws no u (greedy, β/τ) records
+    none. Returns how many lossless tests were checked."""
+    tested = []
+    for it in trace.iterations:
+        for step in it.drafts:
+            if step.rule != "sampling":
+                assert step.u is None, (it.index, step)
+            elif step.verdict != "unverified":
+                assert passes_lossless_test(step) == (step.verdict == "accepted"), (it.index, step)
+                tested.append(step)
+    kept = [min(1.0, step.ratio) for step in tested]
+    sigma = math.sqrt(sum(k * (1 - k) for k in kept))
+    assert abs(sum(s.verdict == "accepted" for s in tested) - sum(kept)) <= 4 * sigma
+    return len(tested)
+
+
+def runs(record: Trace | Study) -> list[Trace]:
+    return [record.baseline, *(v.trace for v in record.variants)] if isinstance(record, Study) else [record]
+
+
+@pytest.mark.parametrize("path", EXAMPLES, ids=[path.stem for path in EXAMPLES])
+def test_every_shipped_trace_accepts_a_draft_exactly_where_u_is_within_the_ratio(path):
+    for run in runs(load_record(path)):
+        checked = check_u_against_verdicts(run)
+        assert checked or run.settings.rule != "sampling" or not any(it.drafts for it in run.iterations)
+
+
+SYNTHETIC = {"default": synthetic_trace(), "never": synthetic_trace(64, gamma=1, alpha=0.0, seed=1),
+             "often": synthetic_trace(256, gamma=8, alpha=0.9, seed=2), "tree": synthetic_tree_trace()}
+
+
+@pytest.mark.parametrize("name", SYNTHETIC)
+def test_synthetic_traces_accept_a_draft_exactly_where_u_is_within_the_ratio(name):
+    assert check_u_against_verdicts(SYNTHETIC[name]) > 0
+
+
+def test_the_engine_accepts_a_draft_exactly_where_u_is_within_the_ratio(trace):
+    assert check_u_against_verdicts(trace) > 0

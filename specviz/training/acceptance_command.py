@@ -1,6 +1,7 @@
 """`python -m specviz acceptance`: each drafter's α̂, accepted length and acceptance by draft position
 on a prompt set (by default the benchmark's, which no drafter was trained or tuned on), measured by
-the decoder loop (`evaluate.acceptance`) and printed as a Markdown table."""
+the decoder loop (`evaluate.acceptance`) and printed as a Markdown table; `--out` saves the rows as JSON
+(format "specviz-acceptance"; version 2 adds each row's `reached_by_position`)."""
 
 from __future__ import annotations
 
@@ -53,7 +54,7 @@ def run_acceptance(args: argparse.Namespace) -> None:
             print(f"| {kind} | {temperature:g} | {r.alpha:.3f} | {r.accepted_length:.2f} | {positions} | {r.tokens} |",
                   flush=True)
     if args.out:
-        Path(args.out).write_text(json.dumps({"format": "specviz-acceptance", "version": 1, "target": target.name,
+        Path(args.out).write_text(json.dumps({"format": "specviz-acceptance", "version": 2, "target": target.name,
                                               "prompts": args.prompts, "max_new_tokens": args.max_new_tokens,
                                               "command": shlex.join(["python", "-m", "specviz", *sys.argv[1:]]),
                                               "rows": rows}, indent=1) + "\n")

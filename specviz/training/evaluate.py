@@ -2,8 +2,11 @@
 
 α̂ = accepted / evaluated draft positions, the accepted length (tokens per iteration,
 bonus/correction included) and the acceptance at each draft position (P(position i accepted |
-positions < i accepted)) over a set of held-out prompts, pooled over all their iterations
-(`python -m specviz acceptance` prints them for every drafter on a prompt set).
+positions < i accepted)) with the number of iterations that reached the position (the rate's
+denominator: round(rate × reached) is the accepted count, so rates pool across rows and draw as
+histograms), over a set of held-out prompts, pooled over all their iterations (`python -m specviz
+acceptance` prints them for every drafter on a prompt set). Rows written before `reached_by_position`
+was added (the shipped drafter cards' `heldout_acceptance`) lack it.
 """
 
 from __future__ import annotations
@@ -25,7 +28,8 @@ class Acceptance:
     alpha: float
     accepted_length: float
     tokens: int
-    by_position: list[float | None] = field(default_factory=list)
+    by_position: list[float | None] = field(default_factory=list)   # None: no iteration reached the position
+    reached_by_position: list[int] = field(default_factory=list)    # iterations that tested each position
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -44,5 +48,5 @@ def acceptance(target: LoadedModel, drafter: Drafter, prompts: list[str], temper
     accepted, evaluated = sum(it.accepted for it in its), sum(it.evaluated for it in its)
     reached, passed = position_counts(its, gamma)
     return Acceptance(temperature, gamma, len(prompts), accepted / max(evaluated, 1), tokens / max(len(its), 1),
-                      tokens, [round(p / r, 4) if r else None for p, r in zip(passed, reached)])
+                      tokens, [round(p / r, 4) if r else None for p, r in zip(passed, reached)], reached)
 
