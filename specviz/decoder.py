@@ -57,6 +57,7 @@ class Run:
         self.lm = remote_target(target, drafter, settings, self.vocab) if settings.target_url else \
             CachedLM(target, use_cache=use_cache, latency_ms=settings.target_latency_ms)
         self.observe = drafter.observe if drafter is not None and drafter.reads_features else None
+        self.layers = drafter.feature_layers if self.observe is not None else (-1,)
         self.warper = Warper(settings)
         self.clock = Clock(target.device)
         self.generator = torch.Generator(device=target.device).manual_seed(settings.seed)
@@ -73,7 +74,7 @@ class Run:
         if self.drafter is not None:
             self.drafter.begin(trace.prompt_ids)
         if self.observe is not None and len(seq) > 1:
-            self.observe(self.lm.logits(seq[:-1], hidden=len(seq) - 1)[1])
+            self.observe(self.lm.logits(seq[:-1], hidden=len(seq) - 1, layers=self.layers)[1])
         generated = trace.generated_ids
         try:
             while len(generated) < s.max_new_tokens and not self._ended(generated) and not self._out_of_time(start):
@@ -122,7 +123,7 @@ class Run:
             logits = self.lm.logits(fed, last=len(drafted) + 1, parents=draft.parents)
         else:
             logits, hidden = self.lm.logits(fed, last=len(drafted) + 1, hidden=len(drafted) + 1,
-                                            parents=draft.parents)
+                                            parents=draft.parents, layers=self.layers)
         logits = logits[:, : self.vocab]
         t2 = self.clock.now()
         p = self.warper.probs(logits)

@@ -60,12 +60,13 @@ class CachedLM:
         return list(prompt_ids)
 
     @torch.inference_mode()
-    def logits(self, seq: list[int], last: int = 1, hidden: int = 0,
-               parents: list[int] | None = None) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
+    def logits(self, seq: list[int], last: int = 1, hidden: int = 0, parents: list[int] | None = None,
+               layers: tuple[int, ...] = (-1,)) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
         """Next-token logits [last, V] for the last `last` positions of seq; with `hidden` > 0,
-        also the final layer's hidden states [hidden, d] (the LM head's input) of its last `hidden`
-        positions, which must all be new to the cache. With `parents`, the last len(parents) tokens
-        of seq are a token tree's nodes rather than a sequence."""
+        also hidden states [hidden, len(layers)·d] of its last `hidden` positions, which must all be
+        new to the cache: transformers' `hidden_states[l]` for each l of `layers`, side by side (-1:
+        the final layer's after its norm, the LM head's input; l: the input of layer l). With
+        `parents`, the last len(parents) tokens of seq are a token tree's nodes rather than a sequence."""
         tree = parents is not None and not is_chain(parents)
         if tree and self.loaded.is_encoder_decoder:
             raise SpecvizError(f"{self.loaded.name}: token trees need a decoder-only model; use a chain (top-k 1)")
@@ -104,7 +105,7 @@ class CachedLM:
             self.network += self.latency
         if hidden:
             states = out.decoder_hidden_states if self.loaded.is_encoder_decoder else out.hidden_states
-            return out.logits[0, -last:], states[-1][0, -hidden:]
+            return out.logits[0, -last:], torch.cat([states[layer][0, -hidden:] for layer in layers], dim=-1)
         return out.logits[0, -last:]
 
     def _keep_path(self, seq: list[int], grown: list[int] | None = None) -> bool:

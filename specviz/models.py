@@ -77,17 +77,20 @@ class LoadedModel:
                                f"positions, but {self.name} has a context of {limit}: shorten the prompt or ask "
                                "for fewer new tokens")
 
-    def encode_prompt(self, prompt: str, chat: bool = True) -> list[int]:
-        """Token ids of the prompt, through the chat template when the model has one."""
-        if not prompt or not prompt.strip():
+    def encode_prompt(self, prompt: str | list[dict], chat: bool = True) -> list[int]:
+        """Token ids of the prompt, through the chat template when the model has one. A prompt is the
+        user's text, or a conversation: chat messages ({"role", "content"}) ending with the user's turn."""
+        messages = [{"role": "user", "content": prompt}] if isinstance(prompt, str) else prompt
+        if not messages or not messages[-1]["content"].strip():
             raise SpecvizError("the prompt is empty")
         tok = self.tokenizer
         if chat and tok.chat_template and not self.is_encoder_decoder:
-            ids = tok.apply_chat_template([{"role": "user", "content": prompt}],
-                                          add_generation_prompt=True, return_tensors="pt")
+            ids = tok.apply_chat_template(messages, add_generation_prompt=True, return_tensors="pt")
             if not torch.is_tensor(ids):  # transformers 5 may hand back a BatchEncoding
                 ids = ids["input_ids"]
             return ids[0].tolist()
+        if not isinstance(prompt, str):
+            raise SpecvizError(f"{self.name} has no chat template to read a conversation with")
         return tok(prompt)["input_ids"]
 
 

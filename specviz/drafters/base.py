@@ -49,6 +49,7 @@ class Drafter:
     name: str
     vocab: int
     reads_features: bool = False
+    feature_layers: tuple[int, ...] = (-1,)   # which of the target's hidden states `observe` gets (see CachedLM)
 
     def begin(self, prompt_ids: list[int]) -> None:
         """Forget the previous run; the next proposals continue this prompt."""
@@ -63,8 +64,8 @@ class Drafter:
         raise NotImplementedError
 
     def observe(self, hidden: torch.Tensor) -> None:
-        """The target's last hidden states [m, d] of the next m committed positions, in order;
-        the decoder computes and hands them over only when `reads_features`."""
+        """The target's hidden states [m, len(feature_layers)·d] of the next m committed positions, in
+        order; the decoder computes and hands them over only when `reads_features`."""
 
 
 Step = Callable[[torch.Tensor, list[int]], torch.Tensor]

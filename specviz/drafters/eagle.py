@@ -11,6 +11,13 @@ While drafting, the committed positions use the true features the target compute
 verified them (handed over through `observe`), and each further draft step feeds the head its
 own prediction f̂, because the feature of a token the target has not seen yet is unknown.
 The LM head is restricted to a draft vocabulary (see `layers.spread`).
+
+EAGLE-3 (Li et al. 2025, "EAGLE-3: Scaling up Inference Acceleration of Large Language Models via
+Training-Time Test") reads more than the last layer: a head with `feature_layers` (l, m, h) takes
+the target's hidden states at a low, a middle and a high layer, side by side, and fuses them into
+one feature (fuse: [h_l; h_m; h_h] -> d) before the fusion with the token. Its own predictions f̂
+need no fusing: they are already what the layer computes. The single-layer head (`feature_layers`
+(-1,), the final normed state) is the first EAGLE's and stays loadable.
 """
 
 from __future__ import annotations
@@ -32,11 +39,16 @@ DEFAULT_WEIGHTS = DRAFTERS_DIR / "eagle-smollm2-135m.safetensors"
 
 
 class EagleHead(nn.Module):
-    """fc([f_t; e(x_{t+1})]) -> decoder layer -> norm = f̂_{t+1}; logits = LM head(f̂_{t+1})."""
+    """fc([f_t; e(x_{t+1})]) -> decoder layer -> norm = f̂_{t+1}; logits = LM head(f̂_{t+1}); with
+    several `feature_layers`, f_t = fuse([h_l; h_m; h_h]) of the target's states at those layers."""
 
-    def __init__(self, c: BlockConfig, target: LoadedModel, vocab: torch.Tensor):
+    def __init__(self, c: BlockConfig, target: LoadedModel, vocab: torch.Tensor,
+                 feature_layers: tuple[int, ...] = (-1,)):
         super().__init__()
         self.config = c
+        self.feature_layers = tuple(feature_layers)
+        if len(self.feature_layers) > 1:
+            self.fuse = nn.Linear(len(self.feature_layers) * c.hidden_size, c.hidden_size, bias=False)
         self.fc = nn.Linear(2 * c.hidden_size, c.hidden_size)
         self.block = Block(c)
         self.norm = RMSNorm(c.hidden_size, c.rms_norm_eps)
@@ -45,10 +57,12 @@ class EagleHead(nn.Module):
         self.shared = (target.model.get_input_embeddings(), head_rows(target.model.get_output_embeddings(), vocab))
 
     @classmethod
-    def from_target(cls, target: LoadedModel, vocab: torch.Tensor, std: float = 0.02) -> EagleHead:
+    def from_target(cls, target: LoadedModel, vocab: torch.Tensor, std: float = 0.02,
+                    feature_layers: tuple[int, ...] = (-1,)) -> EagleHead:
         """A fresh head that starts by passing f_t through: fc = [I | small], a small random
-        decoder layer on the residual stream, and the target's final norm weights."""
-        head = cls(BlockConfig.from_target(target.model.config), target, vocab).to(target.device)
+        decoder layer on the residual stream, and the target's final norm weights; a fused head's
+        fuse starts as [small | small | I], the highest layer's state."""
+        head = cls(BlockConfig.from_target(target.model.config), target, vocab, feature_layers).to(target.device)
         d = head.config.hidden_size
         with torch.no_grad():
             for module in head.block.modules():
@@ -57,8 +71,15 @@ class EagleHead(nn.Module):
             nn.init.normal_(head.fc.weight, std=std)
             head.fc.weight[:, :d] = torch.eye(d)
             head.fc.bias.zero_()
+            if hasattr(head, "fuse"):
+                nn.init.normal_(head.fuse.weight, std=std)
+                head.fuse.weight[:, -d:] = torch.eye(d)
             head.norm.weight.copy_(target.model.model.norm.weight)
         return head
+
+    def feature(self, states: torch.Tensor) -> torch.Tensor:
+        """The head's input feature f [..., d] from the target's states at `feature_layers` [..., k·d]."""
+        return self.fuse(states) if hasattr(self, "fuse") else states
 
     def forward(self, features: torch.Tensor, tokens: torch.Tensor, positions: torch.Tensor,
                 past: KV | None = None, mask: torch.Tensor | None = None) -> tuple[torch.Tensor, KV]:
@@ -81,6 +102,7 @@ class EagleDrafter(Drafter):
     def __init__(self, head: EagleHead, vocab: int, name: str = "EAGLE head"):
         self.name = name
         self.head = head.eval()
+        self.feature_layers = head.feature_layers
         self.vocab = vocab
         p = next(head.parameters())
         self.device, self.dtype = p.device, p.dtype
@@ -93,8 +115,10 @@ class EagleDrafter(Drafter):
         self.prompt, self.features, self.cache, self.cached = list(prompt_ids), [], None, 0
 
     def observe(self, hidden: torch.Tensor) -> None:
-        """Target last hidden states [m, d] of the next m committed positions, in order."""
-        self.features.append(hidden.detach().to(self.dtype))
+        """The target's states [m, k·d] at `feature_layers` of the next m committed positions, in
+        order, kept as the head's features [m, d]."""
+        with torch.inference_mode():
+            self.features.append(self.head.feature(hidden.detach().to(self.dtype)))
 
     @torch.no_grad()
     def propose(self, generated: list[int], gamma: int, warper: Warper, generator: torch.Generator,
@@ -143,7 +167,8 @@ def load_eagle(target: LoadedModel, path: Path | None = None) -> EagleDrafter:
     """The trained head in `path` (default: the shipped one), refused unless it belongs to `target`."""
     path = Path(path) if path else DEFAULT_WEIGHTS
     state, config = load_weights(path, KIND, target)
-    head = EagleHead(BlockConfig(**config), target, state["vocab"])
+    layers = tuple(config.pop("feature_layers", (-1,)))  # heads saved before EAGLE-3 read the last layer
+    head = EagleHead(BlockConfig(**config), target, state["vocab"], layers)
     head.load_state_dict(state)
     head = head.to(device=target.device, dtype=target.dtype)
     pack_head(head)

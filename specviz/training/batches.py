@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
 import torch
 
 from specviz.training.data import Sample
@@ -41,14 +42,25 @@ class Batch:
 def draft_vocabulary(samples: list[Sample], size: int, vocab_size: int) -> torch.Tensor:
     """The `size` token ids the target uses most in `samples` (its answers and top-5 candidates),
     topped up with the lowest ids (BPE merges, the most frequent pieces first); sorted."""
-    if size <= 0 or size >= vocab_size:
-        return torch.arange(vocab_size)
     counts = torch.zeros(vocab_size)
     for s in samples:
         counts.index_add_(0, s.tokens.long(), torch.ones(len(s.tokens)))
         counts.index_add_(0, s.top_ids[:, :5].flatten().long(), torch.full((s.top_ids[:, :5].numel(),), 0.5))
-    counts += torch.linspace(1e-3, 0, vocab_size)  # ties (and unseen tokens) go to the lowest ids
-    return counts.topk(size).indices.sort().values
+    return most_used(counts, size)
+
+
+def corpus_vocabulary(answers: list[np.ndarray], size: int, vocab_size: int) -> torch.Tensor:
+    """The `size` token ids the target wrote most often in the corpus's answers (topped up as above)."""
+    counts = np.bincount(np.concatenate(answers).astype(np.int64), minlength=vocab_size) if answers else 0
+    return most_used(torch.as_tensor(counts, dtype=torch.float32) + torch.zeros(vocab_size), size)
+
+
+def most_used(counts: torch.Tensor, size: int) -> torch.Tensor:
+    """The `size` ids with the largest counts [V], sorted; ties (and unseen tokens) go to the lowest
+    ids, BPE's most frequent merges. The whole vocabulary when `size` is 0 or not smaller."""
+    if size <= 0 or size >= len(counts):
+        return torch.arange(len(counts))
+    return (counts + torch.linspace(1e-3, 0, len(counts))).topk(size).indices.sort().values
 
 
 def index_map(vocab: torch.Tensor, vocab_size: int) -> torch.Tensor:

@@ -28,7 +28,8 @@ def add_train_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", default=None, help="weights file (default: the shipped assets/drafters/"
                         "<kind>-smollm2-135m.safetensors; a JSON card is written beside it)")
     for name in ("steps", "batch_size", "warmup", "unroll", "block", "cuts", "draft_vocab", "max_new_tokens",
-                 "sampled_answers", "train_prompts", "top_k", "eval_every", "eval_prompts", "eval_tokens", "seed"):
+                 "sampled_answers", "train_prompts", "top_k", "eval_every", "eval_prompts", "eval_tokens", "seed",
+                 "window"):
         parser.add_argument(f"--{name.replace('_', '-')}", type=int, default=getattr(d, name))
     for name in ("lr", "ce_weight", "reg_weight", "noise"):
         parser.add_argument(f"--{name.replace('_', '-')}", type=float, default=getattr(d, name))
@@ -36,6 +37,15 @@ def add_train_arguments(parser: argparse.ArgumentParser) -> None:
                         help="specdrafter: start its layers and norm from this tiny LM weights file (train-drafter "
                              "--kind tiny writes one; default: copies of the target's first layers)")
     parser.add_argument("--bf16", action="store_true", help="train under bf16 autocast (weights stay fp32)")
+    parser.add_argument("--corpus", action="store_true",
+                        help="learn from the corpus in assets/corpus (python -m specviz corpus grow), the target's "
+                             "features recomputed by a batched prefill each step, instead of the shipped prompts")
+    parser.add_argument("--feature-layers", default=d.feature_layers,
+                        help="eagle: the target's hidden states the head fuses, e.g. 4,15,27 (EAGLE-3: a low, a middle "
+                             "and a high layer; default: the final normed state alone)")
+    parser.add_argument("--ttt", action="store_true",
+                        help="eagle: training-time test, each of --unroll steps reading the head's own predictions "
+                             "under the attention a draft chain has (EAGLE-3)")
     parser.add_argument("--resume", action="store_true", help="continue from the checkpoint of an interrupted run")
     parser.add_argument("--threads", type=int, default=None,
                         help="CPU threads for torch (1 is fastest on a busy 2-core machine)")
@@ -47,7 +57,6 @@ def run_train(args: argparse.Namespace) -> None:
     from specviz.drafters import load_trained
     from specviz.drafters.weights import DRAFTERS_DIR, fingerprint, save_weights
     from specviz.models import cache_dir, load_model
-    from specviz.training.data import cached_samples
     from specviz.training.train import model_config, train
 
     if args.threads:
@@ -59,17 +68,15 @@ def run_train(args: argparse.Namespace) -> None:
     target = load_model(args.target, device=args.device, dtype="float32")
     target.model.requires_grad_(False)
     mark = fingerprint(target)
-    # greedy answers, then `sampled_answers` more per prompt (seeds 1, 2, ...); held-out: greedy only
-    answers = [cached_samples(target, "train", mark, cfg.max_new_tokens, cfg.top_k, seed=seed, limit=cfg.train_prompts)
-               for seed in [None, *range(1, cfg.sampled_answers + 1)]]
-    heldout_answers = cached_samples(target, "heldout", mark, cfg.max_new_tokens, cfg.top_k)
-    train_samples = [s for a in answers for s in a.samples]
-    heldout = heldout_answers.samples
+    if cfg.corpus:
+        train_samples, heldout, vocab, data = corpus_data(cfg, target)
+    else:
+        (train_samples, heldout, data), vocab = shipped_data(cfg, target, mark), None
     data_time = time.time() - began
     checkpoint = cache_dir() / "training" / f"checkpoint-{cfg.kind}-{mark}.pt"
     if not args.resume:
         checkpoint.unlink(missing_ok=True)
-    model = train(cfg, target, train_samples, heldout, checkpoint)
+    model = train(cfg, target, train_samples, heldout, checkpoint, vocab=vocab)
     train_time = time.time() - began - data_time
     out = Path(cfg.out)
     save_weights(out, model.state_dict(), cfg.kind, model_config(cfg, model), target)
@@ -78,11 +85,7 @@ def run_train(args: argparse.Namespace) -> None:
     card = {
         "kind": cfg.kind, "weights": out.name, "target": target.name, "target_fingerprint": mark,
         "trainable_parameters": sum(p.numel() for p in model.parameters()), "bytes": out.stat().st_size,
-        "data": {"train_prompts": len(answers[0].samples), "train_answers": len(train_samples),
-                 "answer_tokens": sum(s.n_answer for s in train_samples),
-                 "heldout_prompts": len(heldout), "max_new_tokens": cfg.max_new_tokens, "top_k": cfg.top_k,
-                 "answers": "greedy" + (f" + {cfg.sampled_answers} sampled at T=1" if cfg.sampled_answers else ""),
-                 "generation_s": rounded_sum(*(a.seconds for a in answers), heldout_answers.seconds)},
+        "data": data,
         "training": {k: v for k, v in asdict(cfg).items() if k not in ("curve", "out")},
         "heldout_acceptance": results,
         "wall_time_s": {"data": round(data_time, 1), "train": round(train_time, 1),
@@ -92,6 +95,57 @@ def run_train(args: argparse.Namespace) -> None:
     }
     out.with_suffix(".json").write_text(json.dumps(card, indent=1) + "\n")
     print(f"saved {out} ({out.stat().st_size / 1e6:.1f} MB) and its card; {time.time() - began:.0f} s in all")
+
+
+def shipped_data(cfg: TrainConfig, target, mark: str):
+    """Cached samples of the shipped prompt sets: greedy answers, then `sampled_answers` more per training
+    prompt (seeds 1, 2, ...); held-out: greedy only. Returns (train samples, held-out samples, card)."""
+    from specviz.training.data import cached_samples
+
+    answers = [cached_samples(target, "train", mark, cfg.max_new_tokens, cfg.top_k, seed=seed, limit=cfg.train_prompts)
+               for seed in [None, *range(1, cfg.sampled_answers + 1)]]
+    heldout = cached_samples(target, "heldout", mark, cfg.max_new_tokens, cfg.top_k)
+    train_samples = [s for a in answers for s in a.samples]
+    return train_samples, heldout.samples, {
+        "train_prompts": len(answers[0].samples), "train_answers": len(train_samples),
+        "answer_tokens": sum(s.n_answer for s in train_samples),
+        "heldout_prompts": len(heldout.samples), "max_new_tokens": cfg.max_new_tokens, "top_k": cfg.top_k,
+        "answers": "greedy" + (f" + {cfg.sampled_answers} sampled at T=1" if cfg.sampled_answers else ""),
+        "generation_s": rounded_sum(*(a.seconds for a in answers), heldout.seconds)}
+
+
+def corpus_data(cfg: TrainConfig, target, validation_every: int = 40, validation_records: int = 48):
+    """The corpus's records, prefilled as training takes them, and a validation slice of it (every
+    `validation_every`-th record by its digest, never trained on; the held-out prompts stay unread).
+    Returns (training records, validation samples, the draft vocabulary, card)."""
+    import json
+    from collections import Counter
+
+    import numpy as np
+
+    from specviz.corpus.store import CORPUS_DIR, load_records, shard_paths
+    from specviz.errors import SpecvizError
+    from specviz.training.batches import corpus_vocabulary
+    from specviz.training.prefill import PrefilledRecords
+
+    records = load_records()
+    if not records:
+        raise SpecvizError(f"the corpus in {CORPUS_DIR} is empty: python -m specviz corpus grow adds answers")
+    validation = [r for r in records if int(r.digest, 16) % validation_every == 0][:validation_records]
+    chosen = {id(r) for r in validation}
+    train_records = [r for r in records if id(r) not in chosen]
+    vocab = corpus_vocabulary([r.answer for r in train_records], cfg.draft_vocab, target.vocab_size)
+    prefilled = PrefilledRecords(target, train_records, cfg.layers, cfg.top_k, cfg.window, cfg.bf16)
+    val = PrefilledRecords(target, validation, cfg.layers, cfg.top_k, cfg.window, cfg.bf16)
+    val_samples = [s for i in range(0, len(validation), 8) for s in val.take(list(range(i, min(i + 8, len(val)))))]
+    seconds = sum(json.loads(str(np.load(p)["meta"])).get("seconds", 0) for p in shard_paths())
+    return prefilled, val_samples, vocab, {
+        "corpus_records": len(train_records), "validation_records": len(validation),
+        "kinds": dict(Counter(r.kind for r in train_records)),
+        "prompt_tokens": sum(r.n_prompt for r in train_records),
+        "answer_tokens": sum(r.n_answer for r in train_records),
+        "greedy_answers": sum(r.temperature == 0 for r in train_records), "top_k": cfg.top_k, "window": cfg.window,
+        "generation_s": round(seconds, 1)}
 
 
 def heldout_acceptance(target, drafter, prompts: int, tokens: int) -> list[dict]:

@@ -31,6 +31,16 @@ class TrainConfig:
     eval_tokens: int = 64
     seed: int = 0
     bf16: bool = False           # train under bf16 autocast (about 1.6× faster steps on an AVX512-BF16 CPU)
+    feature_layers: str = ""     # EAGLE: the target's hidden states the head reads, e.g. "4,15,27" (EAGLE-3);
+                                 # "" = the final normed state alone (the first EAGLE)
+    ttt: bool = False            # EAGLE: training-time test, `unroll` steps each on the head's own predictions
+    corpus: bool = False         # learn from assets/corpus (features recomputed each step), not the shipped prompts
+    window: int = 1024           # corpus: positions of a record the head attends over in training
     out: str = ""
     resumed_from: int = 0        # the step a resumed run continued from (0: trained in one go)
     curve: list[dict] = field(default_factory=list, repr=False)
+
+    @property
+    def layers(self) -> tuple[int, ...]:
+        """`feature_layers` as indices into the target's hidden states."""
+        return tuple(int(x) for x in self.feature_layers.split(",")) if self.feature_layers else (-1,)

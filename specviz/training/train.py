@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import math
 import random
+import time
 from functools import lru_cache
 from pathlib import Path
 
@@ -38,11 +39,13 @@ from specviz.training.batches import Batch, draft_vocabulary, index_map, make_ba
 from specviz.training.config import TrainConfig
 from specviz.training.data import Sample
 from specviz.training.loss import by_slot, distill
+from specviz.training.prefill import PrefilledRecords
+from specviz.training.ttt import unrolled
 
 
 def build_model(cfg: TrainConfig, target: LoadedModel, vocab: torch.Tensor) -> torch.nn.Module:
     if cfg.kind == "eagle":
-        return EagleHead.from_target(target, vocab)
+        return EagleHead.from_target(target, vocab, feature_layers=cfg.layers)
     if cfg.kind == "medusa":
         return MedusaHeads.from_target(target, vocab, cfg.block)
     if cfg.kind == "specdrafter":
@@ -60,7 +63,7 @@ def build_model(cfg: TrainConfig, target: LoadedModel, vocab: torch.Tensor) -> t
 def model_config(cfg: TrainConfig, model: torch.nn.Module) -> dict:
     """What the kind's loader (`drafters.load_trained`) rebuilds the module from."""
     if cfg.kind == "eagle":
-        return model.config.to_dict()
+        return model.config.to_dict() | {"feature_layers": list(model.feature_layers)}
     if cfg.kind == "medusa":
         return model.config
     layers = {"block": model.config.to_dict(), "n_layers": len(model.blocks)}
@@ -83,6 +86,8 @@ def batch_loss(cfg: TrainConfig, model: torch.nn.Module, batch: Batch, train: bo
     features = batch.features
     if train and cfg.noise:
         features = features + (torch.rand_like(features) * 2 - 1) * cfg.noise
+    if cfg.ttt:
+        return _ttt_loss(cfg, model, batch, features)
     total, logged, predicted = 0.0, {}, None
     for step in range(cfg.unroll):
         if predicted is not None:  # the next draft step reads the feature the head itself predicted
@@ -93,6 +98,17 @@ def batch_loss(cfg: TrainConfig, model: torch.nn.Module, batch: Batch, train: bo
         total = total + loss + cfg.reg_weight * reg
         logged.update({f"{k}{step + 1}": v for k, v in {**parts, "reg": reg.item()}.items()})
     return total, logged
+
+
+def _ttt_loss(cfg: TrainConfig, model: EagleHead, batch: Batch, states: torch.Tensor) -> tuple[torch.Tensor, dict]:
+    """Training-time test (`ttt`): the same target distribution at every unrolled step, each step
+    reading the head's own earlier predictions; no feature regression (EAGLE-3 drops it)."""
+    total, logged = 0.0, {}
+    for step, predicted in enumerate(unrolled(model, states, batch.tokens, batch.positions, cfg.unroll)):
+        loss, parts = distill(model.logits(predicted[batch.counted]), batch.targets, cfg.ce_weight)
+        total = total + loss
+        logged.update({f"{k}{step + 1}": v for k, v in parts.items()})
+    return total / cfg.unroll, logged
 
 
 def learning_rate(cfg: TrainConfig, step: int) -> float:
@@ -129,16 +145,22 @@ def validate(cfg: TrainConfig, model: torch.nn.Module, samples: list[Sample], in
     return sums
 
 
-def train(cfg: TrainConfig, target: LoadedModel, train_samples: list[Sample], heldout: list[Sample],
-          checkpoint: Path | None = None, progress: bool = True) -> torch.nn.Module:
-    """Train a drafter of `cfg.kind` for `cfg.steps` steps; resume from `checkpoint` when it exists."""
+def train(cfg: TrainConfig, target: LoadedModel, train_samples: list[Sample] | PrefilledRecords,
+          heldout: list[Sample], checkpoint: Path | None = None, progress: bool = True,
+          vocab: torch.Tensor | None = None, checkpoint_every_s: float = 300.0) -> torch.nn.Module:
+    """Train a drafter of `cfg.kind` for `cfg.steps` steps; resume from `checkpoint` when it exists.
+
+    `train_samples`: cached samples, or corpus records prefilled as each step takes them (then
+    `vocab`, the draft vocabulary, is given). The checkpoint is written at every validation and at
+    least every `checkpoint_every_s` seconds, so an interruption loses minutes at most."""
     torch.manual_seed(cfg.seed)
-    vocab = draft_vocabulary(train_samples, cfg.draft_vocab, target.vocab_size)
+    if vocab is None:
+        vocab = draft_vocabulary(train_samples, cfg.draft_vocab, target.vocab_size)
     index = index_map(vocab, target.vocab_size)
     model = build_model(cfg, target, vocab).float().train()
     optimizer = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=cfg.lr,
                                   weight_decay=0.0, betas=(0.9, 0.95))
-    start = 0
+    start, spent = 0, 0.0
     if checkpoint is not None and checkpoint.exists():
         saved = torch.load(checkpoint, weights_only=False)
         if saved["kind"] != cfg.kind:
@@ -147,12 +169,16 @@ def train(cfg: TrainConfig, target: LoadedModel, train_samples: list[Sample], he
         optimizer.load_state_dict(saved["optimizer"])
         start, cfg.curve = saved["step"], saved["curve"]
         cfg.resumed_from = start
+        spent = saved.get("seconds", 0.0)   # training time before the interruption, for the curve
     bar = tqdm(range(start, cfg.steps), desc=f"train {cfg.kind}", unit="step", initial=start, total=cfg.steps,
                disable=not progress)
+    began, saved_at = time.time() - spent, time.time()
     for step in bar:
         for group in optimizer.param_groups:
             group["lr"] = learning_rate(cfg, step)
-        chosen = [train_samples[i] for i in batch_indices(len(train_samples), cfg.batch_size, step, cfg.seed)]
+        picked = batch_indices(len(train_samples), cfg.batch_size, step, cfg.seed)
+        chosen = train_samples.take(picked) if isinstance(train_samples, PrefilledRecords) else \
+            [train_samples[i] for i in picked]
         with torch.autocast(target.device.type, dtype=torch.bfloat16, enabled=cfg.bf16):
             batch = make_batch(chosen, cfg.kind, index, target.device, cfg.block, cfg.cuts, seed=step)
             loss, parts = batch_loss(cfg, model, batch, train=True)
@@ -161,12 +187,17 @@ def train(cfg: TrainConfig, target: LoadedModel, train_samples: list[Sample], he
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         optimizer.step()
         bar.set_postfix(loss=f"{loss.item():.3f}", top1=f"{parts.get('top1', parts.get('top11', 0)):.2f}")
-        if (step + 1) % cfg.eval_every == 0 or step + 1 == cfg.steps:
+        validating = (step + 1) % cfg.eval_every == 0 or step + 1 == cfg.steps
+        if validating:
             val = validate(cfg, model, heldout, index, target.device)
-            cfg.curve.append({"step": step + 1, "train_loss": loss.item(), **{f"val_{k}": v for k, v in val.items()}})
+            cfg.curve.append({"step": step + 1, "train_loss": loss.item(), "seconds": round(time.time() - began, 1),
+                              **{f"val_{k}": v for k, v in val.items()}})
             bar.write(json.dumps({k: round(v, 4) for k, v in cfg.curve[-1].items()}))
-            if checkpoint is not None:
-                checkpoint.parent.mkdir(parents=True, exist_ok=True)
-                torch.save({"kind": cfg.kind, "step": step + 1, "model": model.state_dict(),
-                            "optimizer": optimizer.state_dict(), "curve": cfg.curve}, checkpoint)
+        if checkpoint is not None and (validating or time.time() - saved_at > checkpoint_every_s):
+            checkpoint.parent.mkdir(parents=True, exist_ok=True)
+            torch.save({"kind": cfg.kind, "step": step + 1, "model": model.state_dict(),
+                        "optimizer": optimizer.state_dict(), "curve": cfg.curve,
+                        "seconds": time.time() - began}, checkpoint.with_suffix(".tmp"))
+            checkpoint.with_suffix(".tmp").replace(checkpoint)
+            saved_at = time.time()
     return model.eval()

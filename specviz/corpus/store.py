@@ -1,0 +1,119 @@
+"""Where the distillation corpus lives: token ids in the repository, growing shard by shard.
+
+A record is one prompt and one answer the target wrote to it, kept as token ids (uint16: the
+embedded target's vocabulary has 49 152 entries) with the prompt's kind, where its content came
+from, and how the answer was drawn (temperature 0 = greedy, else sampled with `seed`). Every run
+of `python -m specviz corpus grow` writes one shard, `assets/corpus/shards/<run>.npz`, rewritten
+atomically after each batch it finishes, so a run stopped at any moment keeps what it finished and
+the next run adds a new shard beside it. Hidden states and target log-probs are not kept: training
+recomputes them by batched prefill, which costs far less than writing the answers did.
+
+The held-out prompts (`assets/corpus/heldout.json`) are chat messages, kept as text; no training or
+tuning step reads them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+CORPUS_DIR = Path(__file__).resolve().parents[2] / "assets" / "corpus"
+SHARDS = "shards"
+HELDOUT = "heldout.json"
+FORMAT = "specviz-corpus"
+
+
+@dataclass(frozen=True)
+class Record:
+    """One prompt and the target's answer to it.
+
+    tokens: prompt ids (chat template applied) then answer ids. digest: a hash of the prompt's
+    messages, which keeps a prompt from being answered twice in the same way."""
+
+    tokens: np.ndarray    # [n_prompt + n_answer] uint16
+    n_prompt: int
+    kind: str
+    source: str
+    temperature: float    # 0: greedy
+    seed: int             # the sampling seed (-1 for greedy)
+    digest: str
+
+    @property
+    def n_answer(self) -> int:
+        return len(self.tokens) - self.n_prompt
+
+    @property
+    def prompt(self) -> np.ndarray:
+        return self.tokens[: self.n_prompt]
+
+    @property
+    def answer(self) -> np.ndarray:
+        return self.tokens[self.n_prompt:]
+
+
+def digest(messages: list[dict] | tuple[dict, ...]) -> str:
+    """A short stable hash of chat messages."""
+    return hashlib.sha256(json.dumps(list(messages), sort_keys=True).encode()).hexdigest()[:16]
+
+
+def save_shard(path: Path, records: list[Record], meta: dict) -> None:
+    """Write `records` as one compressed shard (written beside, then renamed: never half a file)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    lengths = np.array([len(r.tokens) for r in records], dtype=np.int64)
+    arrays = {
+        "tokens": np.concatenate([r.tokens for r in records]).astype(np.uint16) if records else np.zeros(0, np.uint16),
+        "offsets": np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64),
+        "n_prompt": np.array([r.n_prompt for r in records], dtype=np.int32),
+        "kind": np.array([r.kind for r in records], dtype=str),
+        "source": np.array([r.source for r in records], dtype=str),
+        "temperature": np.array([r.temperature for r in records], dtype=np.float32),
+        "seed": np.array([r.seed for r in records], dtype=np.int64),
+        "digest": np.array([r.digest for r in records], dtype=str),
+        "meta": np.array(json.dumps({"format": FORMAT, "version": 1, **meta})),
+    }
+    temporary = path.with_name(path.name + ".tmp.npz")
+    np.savez_compressed(temporary, **arrays)
+    os.replace(temporary, path)
+
+
+def load_shard(path: Path) -> tuple[list[Record], dict]:
+    """The records of one shard and its metadata (the run's settings, model and times)."""
+    with np.load(path, allow_pickle=False) as z:
+        meta = json.loads(str(z["meta"]))
+        if meta.get("format") != FORMAT:
+            raise ValueError(f"{path} is not a specviz corpus shard")
+        tokens, offsets = z["tokens"], z["offsets"]
+        records = [Record(tokens[offsets[i]:offsets[i + 1]], int(n), str(kind), str(source), float(t), int(seed),
+                          str(d))
+                   for i, (n, kind, source, t, seed, d) in enumerate(zip(z["n_prompt"], z["kind"], z["source"],
+                                                                         z["temperature"], z["seed"], z["digest"]))]
+    return records, meta
+
+
+def shard_paths(folder: Path = CORPUS_DIR) -> list[Path]:
+    return sorted((folder / SHARDS).glob("*.npz"))
+
+
+def load_records(folder: Path = CORPUS_DIR) -> list[Record]:
+    """Every training record of the corpus, shard by shard in name order."""
+    return [r for path in shard_paths(folder) for r in load_shard(path)[0]]
+
+
+def load_heldout(folder: Path = CORPUS_DIR) -> list[dict]:
+    """The held-out prompts: {"kind", "source", "messages"} each. For evaluation only."""
+    path = folder / HELDOUT
+    if not path.exists():
+        raise FileNotFoundError(f"no held-out prompts at {path}: python -m specviz corpus heldout writes them")
+    return json.loads(path.read_text())["prompts"]
+
+
+def save_heldout(prompts: list[dict], folder: Path = CORPUS_DIR) -> None:
+    path = folder / HELDOUT
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"format": FORMAT + "-heldout", "version": 1, "prompts": prompts},
+                               ensure_ascii=False, indent=1) + "\n")
