@@ -18,7 +18,7 @@ from __future__ import annotations
 import heapq
 import json
 from collections.abc import Iterator
-from dataclasses import asdict, dataclass, replace
+from dataclasses import dataclass, replace
 
 from specviz import verify_cost
 from specviz.decoder import generate
@@ -121,8 +121,7 @@ def calibrate(target: LoadedModel, drafter: Drafter, tokens: int = 48) -> Accept
         return Acceptance(**json.loads(path.read_text()))
     settings = DecodeSettings(gamma=max(DEPTHS), temperature=0.0, max_new_tokens=tokens)
     acc = acceptance([generate(target, drafter, prompt, settings, limits=NO_LIMITS) for prompt in CALIBRATION])
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(asdict(acc)))
+    verify_cost.keep(path, acc)
     return acc
 
 

@@ -13,6 +13,7 @@ as JSON beside the converted weights.
 from __future__ import annotations
 
 import json
+import os
 import re
 import statistics
 from dataclasses import asdict, dataclass
@@ -78,9 +79,18 @@ def cached(target: LoadedModel) -> VerifyCost:
     if path.is_file():
         return VerifyCost(**json.loads(path.read_text()))
     cost = measure(target)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(asdict(cost)))
+    keep(path, cost)
     return cost
+
+
+def keep(path: Path, record) -> None:
+    """Write a measurement (a dataclass) to the cache as JSON, whole or not at all: other processes read it
+    at any moment (each app session reads the sizing as it starts) and may measure and write it at the same
+    time, so a half-written file must never be visible under its name."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    staging = path.with_name(f".{path.name}.{os.getpid()}")
+    staging.write_text(json.dumps(asdict(record)))
+    staging.replace(path)
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,11 @@ from streamlit.testing.v1 import AppTest
 from pages.ui.controls import CUSTOM_PAIR
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
+# AppTest's limit on one script run. A run that only draws pages gets minutes: the first one in a process imports
+# torch, transformers and the charts. A run that waits on the decoder process gets more: a fresh process starts,
+# and on a cold machine converts and loads the embedded model there first, beside a parallel suite.
+PAGE_TIMEOUT = 120
+MODEL_TIMEOUT = 600
 
 
 def use_tiny_pair(at: AppTest, dirs: tuple[Path, Path], prompt: str, max_new_tokens: int) -> AppTest:

@@ -20,7 +20,10 @@ from transformers import (  # noqa: E402
 )
 
 from specviz.bench.truncated import truncated_drafter_dir  # noqa: E402
+from specviz.device import decoder_threads  # noqa: E402
+from specviz.drafters import build_drafter, default_drafter  # noqa: E402
 from specviz.models import load_model  # noqa: E402
+from specviz.tree_size import size_for  # noqa: E402
 
 if os.environ.get("PYTEST_XDIST_WORKER"):
     torch.set_num_threads(1)   # one worker per core: a second thread each would only contend
@@ -102,6 +105,21 @@ def small(tiny_llama_dirs):
 @pytest.fixture(scope="session")
 def tiny_t5_dirs(tmp_path_factory):
     return _saved_pair(tmp_path_factory, "tiny-t5", save_tiny_t5, (3, 4))
+
+
+@pytest.fixture(scope="session")
+def embedded_sizing(embedded):
+    """The tree sizing of the embedded target and its default drafter on this machine, measured here once
+    (read back when SPECVIZ_CACHE has it) with the app's decoder process's torch threads, so that it is the
+    sizing that process reads. The app sizes the tree on the first run with the auto size on, its default,
+    before any token shows: on a cold machine a test would wait for that calibration without a sign of it.
+    It also fixes where every new session's γ starts (the measured chain), whatever ran before."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(decoder_threads())
+    try:
+        return size_for(embedded, build_drafter(default_drafter(), embedded))
+    finally:
+        torch.set_num_threads(threads)
 
 
 @pytest.fixture(scope="session")

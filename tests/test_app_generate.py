@@ -5,15 +5,17 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from apps import MODEL_TIMEOUT
 from streamlit.testing.v1 import AppTest
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
 
 
 @pytest.fixture(scope="module")
-def generated() -> AppTest:
-    """One short greedy run with the baseline, shared by the tests below (they only read)."""
-    at = AppTest.from_file(APP, default_timeout=240)
+def generated(embedded_sizing) -> AppTest:
+    """One short greedy run with the baseline, shared by the tests below (they only read); the auto size is on
+    (the default), and reads the sizing measured first."""
+    at = AppTest.from_file(APP, default_timeout=MODEL_TIMEOUT)
     at.run()
     at.session_state["max_new_tokens"] = 6
     at.session_state["temperature"] = 0.0

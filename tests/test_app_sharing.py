@@ -7,19 +7,20 @@ import time
 from pathlib import Path
 
 import pytest
-from apps import use_tiny_pair
+from apps import MODEL_TIMEOUT, use_tiny_pair
 from streamlit.testing.v1 import AppTest
 
-from pages.ui.models import run_lock
+from pages.ui.models import decoder, run_lock
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
+HOLD = 1.5   # seconds another visitor's run holds the lock once this one waits for it
 
 
 @pytest.fixture
 def session(tiny_llama_dirs):
     """A fresh session set up for the tiny same-vocabulary pair; call it with a prompt."""
     def start(prompt: str) -> AppTest:
-        at = AppTest.from_file(APP, default_timeout=120)
+        at = AppTest.from_file(APP, default_timeout=MODEL_TIMEOUT)
         at.run()
         return use_tiny_pair(at, tiny_llama_dirs, prompt, 6)
 
@@ -36,20 +37,44 @@ def test_sessions_keep_their_own_traces(session):
     assert second.session_state["trace"].prompt == "w7 w8"
 
 
-def test_a_run_waits_for_the_lock(session):
+class WatchedLock:
+    """The decoder process's lock, telling when a run first tries to take it."""
+
+    def __init__(self, lock: threading.Lock):
+        self.lock, self.tried = lock, threading.Event()
+
+    def acquire(self, blocking: bool = True, timeout: float = -1) -> bool:
+        self.tried.set()
+        return self.lock.acquire(blocking, timeout)
+
+    def release(self) -> None:
+        self.lock.release()
+
+    def locked(self) -> bool:
+        return self.lock.locked()
+
+
+def test_a_run_waits_for_the_lock(session, monkeypatch):
     at = session("w1 w2 w3")
-    lock = run_lock()
-    lock.acquire()
-    releaser = threading.Timer(1.5, lock.release)
-    started = time.monotonic()
-    releaser.start()
+    watched = WatchedLock(run_lock())
+    monkeypatch.setattr(decoder(), "lock", watched)
+    watched.acquire()
+    watched.tried.clear()
+
+    def hold() -> None:   # from the moment the run is waiting (not from a guess of when it starts), for HOLD s
+        watched.tried.wait()
+        time.sleep(HOLD)
+        watched.release()
+
+    holder = threading.Thread(target=hold)
+    holder.start()
     at.button(key="generate").click().run()
-    releaser.join()
-    assert time.monotonic() - started >= 1.5
+    watched.tried.set()   # lets the holder go should the run have ended without waiting
+    holder.join()
     trace = at.session_state["trace"]
     assert not at.exception and trace.generated_ids
-    assert trace.waited >= 1.4 and trace.wall_time < trace.waited  # the wait is shown, not timed
+    assert trace.waited >= HOLD and trace.wall_time < trace.waited  # the wait is shown, not timed
     assert any(f"waited {trace.waited:.1f} s for other visitors' runs first, not counted in the times" in c.value
                for c in at.caption)
-    assert lock.acquire(blocking=False)  # released again after the run
-    lock.release()
+    assert watched.lock.acquire(blocking=False)  # released again after the run
+    watched.lock.release()

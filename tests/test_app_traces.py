@@ -7,7 +7,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from apps import use_tiny_pair
+from apps import MODEL_TIMEOUT, use_tiny_pair
 from streamlit.testing.v1 import AppTest
 from test_charts import make_trace
 
@@ -19,7 +19,7 @@ APP = str(Path(__file__).resolve().parent.parent / "app.py")
 
 @pytest.fixture
 def app() -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=180)
+    at = AppTest.from_file(APP, default_timeout=MODEL_TIMEOUT)   # its live sweeps wait on the decoder process
     at.run()
     return at
 

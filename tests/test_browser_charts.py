@@ -36,7 +36,7 @@ WATCH = """(() => {
 RESTART = "Object.assign(window.specviz, {chart: null, inserted: 0, drawn: 0}) && performance.now()"
 
 # Milliseconds from an action in the chart to its SVG changing, and to the frame after that (null:
-# nothing changed within 5 s).
+# nothing changed within a minute, a bound only a broken chart reaches, however busy the machine).
 REDRAW = """async ([chartIndex, act]) => {
   const chart = document.querySelectorAll("[data-testid='stVegaLiteChart']")[chartIndex];
   const svg = chart.querySelector('svg');
@@ -45,7 +45,7 @@ REDRAW = """async ([chartIndex, act]) => {
   watch.observe(svg, {subtree: true, childList: true, attributes: true, characterData: true});
   const start = performance.now();
   (new Function('chart', act))(chart);
-  while (!changed && performance.now() - start < 5000) await new Promise(r => requestAnimationFrame(r));
+  while (!changed && performance.now() - start < 60000) await new Promise(r => requestAnimationFrame(r));
   await new Promise(r => requestAnimationFrame(r));
   watch.disconnect();
   return changed ? [changed - start, performance.now() - start] : null;
@@ -67,7 +67,7 @@ window.dispatchEvent(new PointerEvent('pointerup', at(X1)));"""
 
 def launch(playwright):
     chromium = playwright.chromium.launch(executable_path=browser.CHROMIUM, args=browser.ARGS)
-    page = chromium.new_page(viewport={"width": 1280, "height": 2000})
+    page = browser.new_page(chromium, 2000)
     page.add_init_script(WATCH)
     return chromium, page
 
@@ -99,8 +99,7 @@ def test_theory_slider_redraws_without_a_rerun(app_url):  # noqa: F811
         browser.settle(page)
         browser.open_page(page, "Theory", "Theory")
         chart = page.locator(CHART).first
-        expect(chart.locator("svg text", has_text="α = 0.80")).to_have_count(1)
-        page.wait_for_timeout(300)
+        expect(chart.locator("svg text", has_text="α = 0.80")).to_have_count(1)   # Vega draws in one pass
         chart.screenshot(path=browser.OUT / "theory-before.png")
         runs = page.evaluate("window.specviz.runs")
         slider = chart.locator(".vega-bind input[name='alpha']")
@@ -108,7 +107,7 @@ def test_theory_slider_redraws_without_a_rerun(app_url):  # noqa: F811
         for _ in range(30):
             slider.press("ArrowLeft")
         expect(chart.locator("svg text", has_text="α = 0.50")).to_have_count(1)
-        page.wait_for_timeout(1000)  # time for a rerun to show, were there one
+        page.wait_for_timeout(1000)  # a grace for a rerun that must not come (no event marks that none did)
         chart.screenshot(path=browser.OUT / "theory-after.png")
         assert page.evaluate("window.specviz.runs") == runs
         assert page.get_attribute("[data-test-script-state]", "data-test-script-state") == "notRunning"
@@ -133,11 +132,10 @@ def test_linked_view_brushes_in_the_browser_and_a_click_inspects(app_url, tmp_pa
         browser.settle(page)
         browser.open_page(page, "Traces", "Traces")
         page.locator("input[type=file]").set_input_files(tmp_path / "long.json")
-        page.get_by_text("every page now shows it").wait_for(timeout=60_000)
+        page.get_by_text("every page now shows it").wait_for()
         browser.settle(page)
         first = open_linked_view(page)
         chart = page.locator(CHART).first
-        page.wait_for_timeout(300)
         chart.screenshot(path=browser.OUT / "linked-before.png")
         whole = chart.locator("svg text", has_text="α̂ = ").text_content()
         runs = page.evaluate("window.specviz.runs")
@@ -149,7 +147,7 @@ def test_linked_view_brushes_in_the_browser_and_a_click_inspects(app_url, tmp_pa
         page.mouse.move(timeline["x"] + 0.3 * timeline["width"], y, steps=5)
         page.mouse.up()
         expect(chart.locator("svg text", has_text="α̂ = ")).not_to_have_text(whole)
-        page.wait_for_timeout(1000)
+        page.wait_for_timeout(1000)  # the same grace
         chart.screenshot(path=browser.OUT / "linked-brushed.png")
         assert page.evaluate("window.specviz.runs") == runs
         assert (browser.OUT / "linked-before.png").read_bytes() != (browser.OUT / "linked-brushed.png").read_bytes()
@@ -163,7 +161,7 @@ def test_linked_view_brushes_in_the_browser_and_a_click_inspects(app_url, tmp_pa
         cells = chart.locator(".concat_1_group path.background").first.bounding_box()
         iterations = len(trace.iterations)
         page.mouse.click(cells["x"] + (100.45 / (iterations - 0.1)) * cells["width"], cells["y"] + 5)
-        page.locator("h3", has_text="Iteration 100:").wait_for(timeout=60_000)
+        page.locator("h3", has_text="Iteration 100:").wait_for()
         assert page.locator("h1", has_text="Iteration inspector").count() == 1
         chromium.close()
     with (browser.OUT / "altair-timing.txt").open("a") as out:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 import signal
-from dataclasses import asdict
+from dataclasses import asdict, replace
 
 import pytest
 import torch
@@ -17,6 +17,9 @@ from specviz.drafters import build_drafter
 from specviz.sweep import gamma_sweep
 
 PROMPT = "w1 w2 w3 w1 w2"
+# Simulated latency (ms) per target call, for a run that must still be going when the test stops or kills it:
+# a tiny model's whole run takes milliseconds, which a test process descheduled on a busy machine can miss.
+SLOW = 100
 
 
 @pytest.fixture(scope="module")
@@ -57,7 +60,7 @@ def test_a_run_in_the_process_is_the_library_run(process, models, settings):
 def test_stopping_keeps_what_was_decided_and_the_process_serves_on(process, models):
     settings = DecodeSettings(gamma=1, temperature=0, max_new_tokens=40)
     with process.lock:
-        traces = follow_trace(process.request(models, trace_stream, PROMPT, settings))
+        traces = follow_trace(process.request(models, trace_stream, PROMPT, replace(settings, target_latency_ms=SLOW)))
         trace = next(traces)
         traces.close()
     assert 1 <= len(trace.iterations) < 40 and trace.wall_time > 0
@@ -102,7 +105,8 @@ def test_a_process_that_dies_mid_run_is_reported_and_replaced(models):
     fresh = DecoderProcess(threads=1)
     try:
         with fresh.lock:
-            items = fresh.request(models, trace_stream, PROMPT, DecodeSettings(gamma=1, max_new_tokens=200))
+            items = fresh.request(models, trace_stream, PROMPT, DecodeSettings(gamma=1, max_new_tokens=200,
+                                                                               target_latency_ms=SLOW))
             next(items)
             os.kill(fresh._child.pid, signal.SIGKILL)
             with pytest.raises(SpecvizError, match="the decoder process ended unexpectedly"):

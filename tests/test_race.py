@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
-from apps import switch_to, use_tiny_pair
+from apps import MODEL_TIMEOUT, PAGE_TIMEOUT, switch_to, use_tiny_pair
 from streamlit.testing.v1 import AppTest
 from synthetic import synthetic_baseline, synthetic_trace
 
@@ -98,7 +98,7 @@ def race_lanes(at: AppTest) -> list[str]:
 
 
 def test_replay_of_a_stored_study_needs_no_model():
-    at = AppTest.from_file(APP, default_timeout=60)
+    at = AppTest.from_file(APP, default_timeout=PAGE_TIMEOUT)
     at.run()
     at.toggle(key="race_view").set_value(True).run()
     at.button(key="race_replay").click().run()
@@ -124,7 +124,7 @@ def test_replay_of_a_stored_study_needs_no_model():
 
 
 def test_the_shipped_race_replays_with_no_model():
-    at = AppTest.from_file(APP, default_timeout=60)
+    at = AppTest.from_file(APP, default_timeout=PAGE_TIMEOUT)
     at.run()
     switch_to(at, "greedy-race")
     at.toggle(key="race_view").set_value(True).run()
@@ -134,7 +134,7 @@ def test_the_shipped_race_replays_with_no_model():
 
 
 def test_live_race_on_a_tiny_pair_writes_identical_greedy_texts(tiny_llama_dirs):
-    at = AppTest.from_file(APP, default_timeout=180)
+    at = AppTest.from_file(APP, default_timeout=MODEL_TIMEOUT)
     at.run()
     use_tiny_pair(at, tiny_llama_dirs, "w1 w2 w3 w4", 8)
     at.slider(key="temperature").set_value(0.0)

@@ -9,16 +9,19 @@ only is marked approximate in the trace and on the page."""
 from __future__ import annotations
 
 import json
+import socket
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import replace
 
 import pytest
 import torch
-from apps import APP
+from apps import APP, MODEL_TIMEOUT
 from streamlit.testing.v1 import AppTest
 
 from specviz import DecodeSettings, Run, SpecvizError, generate
 from specviz.bench.gpu_check import top2_gap
-from specviz.bench.llama_server import MODEL, free_port, llama_server
+from specviz.bench.llama_server import MODEL, llama_server
 from specviz.bench.remote import NEAR_TIE
 from specviz.cli import main
 from specviz.drafters import FEATURE_KINDS, STANDALONE_KINDS, build_drafter, drafter_name
@@ -29,11 +32,12 @@ from specviz.trace import approximate_note
 # Raw prompts, no chat template: the server sorts the whole vocabulary in Python at every echoed
 # position, so a request costs about 0.1 s per token of context here.
 PROMPTS = ["The three primary colours are", "def fibonacci(n):"]
+SERVER_READY_S = 600   # loading the GGUF file on a cold machine beside a parallel suite: minutes, not seconds
 
 
 @pytest.fixture(scope="module")
 def server():
-    with llama_server(threads=1) as (url, process):
+    with llama_server(threads=1, ready_s=SERVER_READY_S) as (url, process):
         yield url
 
 
@@ -112,8 +116,9 @@ def test_drafters_that_read_hidden_states_are_refused(server, embedded):
 
 
 def test_a_server_that_is_down_is_one_line(embedded):
-    with pytest.raises(SpecvizError, match="connection refused") as error:
-        Run(embedded, None, "Hi", greedy(f"http://127.0.0.1:{free_port()}"))
+    with socket.socket() as port, pytest.raises(SpecvizError, match="connection refused") as error:
+        port.bind(("127.0.0.1", 0))   # held and never listening: refused, and no other process can take it meanwhile
+        Run(embedded, None, "Hi", greedy(f"http://127.0.0.1:{port.getsockname()[1]}"))
     assert "\n" not in str(error.value)
 
 
@@ -127,13 +132,22 @@ def test_a_vocabulary_mismatch_is_refused(server, small):
         Run(small, None, "w1 w2", greedy(server), chat=False)
 
 
-def test_a_timeout_is_one_line(server, embedded):
-    with pytest.raises(SpecvizError, match="did not answer within 0.001 s"):
-        Run(embedded, None, "Hi", greedy(server, target_timeout_s=0.001))
+@contextmanager
+def silent_server() -> Iterator[str]:
+    """The URL of a server that never answers: the kernel completes each connection in the listening socket's
+    backlog, and nothing ever reads the request or replies, so every request waits out its timeout."""
+    with socket.create_server(("127.0.0.1", 0)) as listener:
+        yield f"http://127.0.0.1:{listener.getsockname()[1]}"
+
+
+def test_a_timeout_is_one_line(embedded):
+    with silent_server() as url, pytest.raises(SpecvizError, match="did not answer within 1 s") as error:
+        Run(embedded, None, "Hi", greedy(url, target_timeout_s=1))
+    assert "\n" not in str(error.value)
 
 
 def test_a_server_killed_mid_run_leaves_the_iterations_decided_before(embedded, tiny):
-    with llama_server(threads=1) as (url, process):
+    with llama_server(threads=1, ready_s=SERVER_READY_S) as (url, process):
         run = Run(embedded, tiny, PROMPTS[0], greedy(url, gamma=2, max_new_tokens=40), chat=False)
         for it in run:
             if it.index == 1:
@@ -167,7 +181,7 @@ def test_the_remote_bench_measures_every_row_against_the_server(server, tmp_path
 
 def test_the_sidebar_offers_the_hosts_server_and_generate_verifies_there(server, monkeypatch):
     monkeypatch.setenv("SPECVIZ_REMOTE_TARGETS", server)
-    at = AppTest.from_file(APP, default_timeout=240)
+    at = AppTest.from_file(APP, default_timeout=MODEL_TIMEOUT)   # the decoder process loads the pair
     at.run()
     at.selectbox(key="drafter").set_value("eagle").run()
     at.selectbox(key="remote_target").set_value(server).run()

@@ -7,6 +7,8 @@ compare the two decoding loops, not to be a good drafter.
 
 from __future__ import annotations
 
+import shutil
+import tempfile
 from pathlib import Path
 
 from transformers import AutoModelForCausalLM
@@ -26,8 +28,14 @@ def truncated_drafter_dir(target: LoadedModel, layers: int) -> Path:
     config.update(num_hidden_layers=layers, layer_types=None)
     small = AutoModelForCausalLM.from_config(type(target.model.config).from_dict(config))
     small.load_state_dict(target.model.state_dict(), strict=False)  # later layers are simply unused
-    path.mkdir(parents=True, exist_ok=True)
-    small.save_pretrained(path)
-    target.tokenizer.save_pretrained(path)
-    target.model.generation_config.save_pretrained(path)
+    # Saved beside it and renamed into place: another process that finds config.json finds the weights too.
+    path.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(dir=path.parent, prefix=".cut-"))
+    small.save_pretrained(staging)
+    target.tokenizer.save_pretrained(staging)
+    target.model.generation_config.save_pretrained(staging)
+    try:
+        staging.rename(path)
+    except OSError:  # another process finished first
+        shutil.rmtree(staging, ignore_errors=True)
     return path
