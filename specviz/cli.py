@@ -13,6 +13,7 @@ from pathlib import Path
 from specviz.bench.command import add_bench_arguments, run_bench
 from specviz.bench.gpu_check import add_gpu_check_arguments, run_gpu_check
 from specviz.bench.remote import add_remote_bench_arguments, run_remote_bench
+from specviz.corpus.command import add_corpus_arguments, run_corpus
 from specviz.errors import SpecvizError
 from specviz.settings import VERIFY_RULES, DecodeSettings
 from specviz.training.acceptance_command import add_acceptance_arguments, run_acceptance
@@ -356,6 +357,9 @@ COMMANDS = [
     ("train-drafter", "train a drafter for the target: an EAGLE-style head, a tiny LM, blockwise heads or a "
                       "Spec-Drafter",
      add_train_arguments, run_train),
+    ("corpus", "grow the distillation corpus with the target's answers to new prompts of every kind, write the "
+               "held-out prompts, or show what the corpus holds",
+     add_corpus_arguments, run_corpus),
     ("count-drafter", "count the target's own answers into a unigram or bigram drafter's table",
      add_count_arguments, run_count),
     ("acceptance", "measure each drafter's acceptance (overall and by draft position) on a prompt set",

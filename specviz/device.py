@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import time
+from pathlib import Path
 
 import torch
 
@@ -32,6 +33,15 @@ def pick_dtype(device: torch.device, dtype: str | None = None) -> torch.dtype:
         return torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
     return torch.float32
 
+
+
+def native_bf16() -> bool:
+    """Does this CPU compute bf16 in hardware (AVX512-BF16 or AMX), where bf16 runs faster than fp32?"""
+    try:
+        flags = Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return False
+    return any(flag in flags.split() for flag in ("avx512_bf16", "amx_bf16"))
 
 def decoder_threads(cores: int | None = None) -> int:
     """Torch CPU threads for a decoder that shares its host with a web server: every core but one.

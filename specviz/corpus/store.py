@@ -88,8 +88,8 @@ def load_shard(path: Path) -> tuple[list[Record], dict]:
         if meta.get("format") != FORMAT:
             raise ValueError(f"{path} is not a specviz corpus shard")
         tokens, offsets = z["tokens"], z["offsets"]
-        records = [Record(tokens[offsets[i]:offsets[i + 1]], int(n), str(kind), str(source), float(t), int(seed),
-                          str(d))
+        records = [Record(tokens[offsets[i]:offsets[i + 1]], int(n), str(kind), str(source), round(float(t), 4),
+                          int(seed), str(d))   # temperatures are kept as float32
                    for i, (n, kind, source, t, seed, d) in enumerate(zip(z["n_prompt"], z["kind"], z["source"],
                                                                          z["temperature"], z["seed"], z["digest"]))]
     return records, meta

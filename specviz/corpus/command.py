@@ -1,0 +1,104 @@
+"""`python -m specviz corpus grow|heldout|stats`: the distillation corpus in assets/corpus/.
+
+grow     answer N more new prompts into a new shard (stop it at any moment: finished batches are kept)
+heldout  write the held-out prompts once (evaluation only)
+stats    what the corpus holds: records and tokens by kind, the temperature mix, size and target time
+"""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import sys
+from collections import Counter
+from pathlib import Path
+
+
+def add_corpus_arguments(parser: argparse.ArgumentParser) -> None:
+    from specviz.corpus.grow import GrowSettings
+    from specviz.corpus.store import CORPUS_DIR
+
+    d = GrowSettings(answers=0)
+    parser.add_argument("action", choices=("grow", "heldout", "stats"))
+    parser.add_argument("--answers", type=int, default=256, help="grow: new prompts to answer (default 256)")
+    parser.add_argument("--max-new-tokens", type=int, default=d.max_new_tokens,
+                        help=f"grow: longest answer (default {d.max_new_tokens})")
+    parser.add_argument("--batch-size", type=int, default=d.batch_size,
+                        help=f"grow: prompts answered at once (default {d.batch_size})")
+    parser.add_argument("--greedy-share", type=float, default=d.greedy_share,
+                        help=f"grow: share of greedy answers; the rest are sampled at T 0.7-1.0 (default "
+                             f"{d.greedy_share})")
+    parser.add_argument("--seed", type=int, default=d.seed, help="grow: seed of the prompt and temperature choices")
+    parser.add_argument("--per-kind", type=int, default=24, help="heldout: prompts per kind (default 24)")
+    parser.add_argument("--force", action="store_true", help="heldout: replace an existing held-out file")
+    parser.add_argument("--dtype", default=None, choices=("float32", "bfloat16"),
+                        help="the target's dtype while answering (default: bfloat16 on a CPU with native bf16, "
+                             "else float32)")
+    parser.add_argument("--threads", type=int, default=None, help="CPU threads for torch")
+    parser.add_argument("--dir", default=str(CORPUS_DIR), help=f"the corpus folder (default {CORPUS_DIR})")
+
+
+def run_corpus(args: argparse.Namespace) -> None:
+    from specviz.corpus.store import load_records, shard_paths
+    from specviz.errors import SpecvizError
+
+    folder = Path(args.dir)
+    if args.action == "stats":
+        print(stats(load_records(folder), shard_paths(folder)))
+        return
+    if min(args.answers, args.max_new_tokens, args.batch_size, args.per_kind) < 1:
+        raise SpecvizError("--answers, --max-new-tokens, --batch-size and --per-kind must be at least 1")
+    if not 0 <= args.greedy_share <= 1:
+        raise SpecvizError("--greedy-share must be between 0 and 1")
+    target, meta = _target(args)
+    if args.action == "heldout":
+        from specviz.corpus.heldout import write_heldout
+
+        print(f"wrote {write_heldout(target, args.per_kind, folder, args.force)}")
+        return
+    from specviz.corpus.grow import GrowSettings, grow
+
+    settings = GrowSettings(args.answers, args.max_new_tokens, args.batch_size, args.greedy_share, seed=args.seed)
+    grow(target, settings, meta, folder)
+
+
+def _target(args: argparse.Namespace):
+    """The embedded target in the chosen dtype, and what a shard records about how it answered."""
+    import torch
+
+    from specviz.device import native_bf16
+    from specviz.models import load_model
+
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    dtype = args.dtype or ("bfloat16" if native_bf16() else "float32")
+    target = load_model(dtype=dtype)
+    return target, {"target": target.name, "dtype": dtype, "threads": torch.get_num_threads(),
+                    "command": shlex.join(["python", "-m", "specviz", *sys.argv[1:]])}
+
+
+def stats(records: list, shards: list[Path]) -> str:
+    """A Markdown summary of the corpus."""
+    import json
+
+    import numpy as np
+
+    from specviz.corpus.prompts import KINDS, SHARES
+
+    by_kind = Counter(r.kind for r in records)
+    lines = ["| kind | share goal | records | share | prompt tokens (median) | answer tokens (median) | "
+             "answers ≥ 500 tokens |", "|---|---|---|---|---|---|---|"]
+    for kind in KINDS:
+        mine = [r for r in records if r.kind == kind]
+        prompt = int(np.median([r.n_prompt for r in mine])) if mine else 0
+        answer = int(np.median([r.n_answer for r in mine])) if mine else 0
+        long = sum(r.n_answer >= 500 for r in mine)
+        lines.append(f"| {kind} | {SHARES[kind]:.0%} | {by_kind[kind]} | {by_kind[kind] / max(1, len(records)):.0%} "
+                     f"| {prompt} | {answer} | {long} |")
+    seconds = sum(json.loads(str(np.load(p)["meta"])).get("seconds", 0) for p in shards)
+    temperatures = Counter(f"T={r.temperature:g}" for r in records)
+    lines += ["", f"{len(records)} records in {len(shards)} shards, "
+              f"{sum(r.n_prompt for r in records)} prompt and {sum(r.n_answer for r in records)} answer tokens, "
+              f"{sum(p.stat().st_size for p in shards) / 1e6:.1f} MB on disk, {seconds / 3600:.2f} h of target time; "
+              + ", ".join(f"{k} {v}" for k, v in sorted(temperatures.items()))]
+    return "\n".join(lines)

@@ -1,0 +1,136 @@
+"""The distillation corpus: its storage, the target's batched answers, growing it, and the held-out line."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import numpy as np
+import pytest
+import torch
+
+from specviz import DecodeSettings, generate
+from specviz.cli import main
+from specviz.corpus import grow as growing
+from specviz.corpus.answer import Ask, answer
+from specviz.corpus.prompts import KINDS, SHARES, CorpusPrompt
+from specviz.corpus.store import CORPUS_DIR, Record, load_heldout, load_records, load_shard, save_shard, shard_paths
+
+TEMPLATE = "{% for m in messages %}{{ m['role'] }} {{ m['content'] }} {% endfor %}w12"
+
+
+@pytest.fixture
+def chatty(small):
+    """The tiny target with a chat template (its words are w0 … w12)."""
+    small.tokenizer.chat_template = TEMPLATE
+    yield small
+    small.tokenizer.chat_template = None
+
+
+def fake_builder(kind: str, n: int, split: str, seed: int) -> list[CorpusPrompt]:
+    """Prompts of tiny-vocabulary words; the same seed gives the same prompts."""
+    rng = np.random.default_rng([KINDS.index(kind), seed])
+    follow = "w3 w4" if kind == "multiturn" else ""
+    return [CorpusPrompt(kind, ({"role": "user", "content": " ".join(f"w{i}" for i in rng.integers(2, 12, 4))},),
+                         f"fake:{kind}:{seed}", follow) for _ in range(n)]
+
+
+def test_quotas_move_the_corpus_towards_the_shares():
+    assert sum(growing.quotas(Counter(), 1000).values()) == 1000
+    assert growing.quotas(Counter(), 1000) == {k: pytest.approx(1000 * s, abs=1) for k, s in SHARES.items()}
+    heavy = Counter({"chat": 5000})
+    plan = growing.quotas(heavy, 300)
+    assert sum(plan.values()) == 300 and plan["chat"] == 0
+
+
+def test_a_shard_reads_back_as_written(tmp_path):
+    records = [Record(np.array([5, 6, 7, 49151], dtype=np.uint16), 2, "math", "topic:x", 0.8, 11, "ab"),
+               Record(np.array([1, 2, 3], dtype=np.uint16), 3, "chat", "topic:y", 0.0, -1, "cd")]
+    path = tmp_path / "shards" / "one.npz"
+    save_shard(path, records, {"dtype": "float32"})
+    back, meta = load_shard(path)
+    assert meta["dtype"] == "float32" and meta["format"] == "specviz-corpus"
+    assert [(r.tokens.tolist(), r.n_prompt, r.kind, r.source, r.temperature, r.seed, r.digest) for r in back] == \
+        [(r.tokens.tolist(), r.n_prompt, r.kind, r.source, r.temperature, r.seed, r.digest) for r in records]
+    assert back[0].answer.tolist() == [7, 49151] and back[1].n_answer == 0
+    assert [p.name for p in tmp_path.joinpath("shards").iterdir()] == ["one.npz"]  # no temporary file left
+
+
+def test_batched_answers_are_the_targets_own(small):
+    """Greedy rows equal the decoder's target-alone greedy output; a sampled row depends on its seed only."""
+    prompts = [[3, 4, 5], [6, 7, 8, 9, 10, 11], [2]]
+    greedy = answer(small, [Ask(p) for p in prompts], max_new_tokens=12)
+    for p, ids in zip(prompts, greedy):
+        alone = generate(small, None, " ".join(f"w{i - 3}" for i in p), DecodeSettings(temperature=0,
+                                                                                       max_new_tokens=12), chat=False)
+        assert alone.prompt_ids == p and ids == alone.generated_ids
+    mixed = answer(small, [Ask(prompts[0], 1.0, 5), Ask(prompts[1], 0.9, 6), Ask(prompts[2])], max_new_tokens=12)
+    assert mixed[1] == answer(small, [Ask(prompts[1], 0.9, 6)], max_new_tokens=12)[0]
+    assert mixed[2] == greedy[2]
+    draws = {tuple(answer(small, [Ask(prompts[0], 1.0, seed)], max_new_tokens=6)[0]) for seed in range(8)}
+    assert len(draws) > 1
+
+
+def test_sampled_answers_follow_the_targets_distribution(small):
+    """The Gumbel-max draw at T samples softmax(logits / T): first tokens of many rows, chi-square."""
+    from scipy.stats import chisquare
+
+    prompt, temperature, rows = [3, 4, 5], 0.8, 2000
+    with torch.no_grad():
+        logits = small.model(torch.tensor([prompt])).logits[0, -1].float()
+    p = torch.softmax(logits.double() / temperature, -1).numpy()
+    first = [ids[0] for ids in answer(small, [Ask(prompt, temperature, seed) for seed in range(rows)], 1)]
+    seen = np.bincount(first, minlength=len(p))
+    keep = p * rows >= 5   # tokens too rare to test alone share one bin
+    expected, observed = p[keep] * rows, seen[keep]
+    if not keep.all():
+        expected, observed = np.append(expected, p[~keep].sum() * rows), np.append(observed, seen[~keep].sum())
+    assert chisquare(observed, expected).pvalue > 1e-4
+
+
+def test_growing_adds_new_prompts_and_keeps_finished_batches(chatty, tmp_path, monkeypatch):
+    monkeypatch.setattr(growing, "build_prompts", fake_builder)
+    settings = growing.GrowSettings(answers=40, max_new_tokens=6, batch_size=8)
+    first = growing.grow(chatty, settings, {"dtype": "float32"}, tmp_path, log=lambda _: None)
+    records = load_records(tmp_path)
+    assert len(records) == 40 and len({r.digest for r in records}) == 40
+    assert Counter(r.kind for r in records) == Counter({k: v for k, v in growing.quotas(Counter(), 40).items() if v})
+    assert all(0 < r.n_answer <= 6 and r.n_prompt > 0 for r in records)
+    assert {r.temperature for r in records} <= {0.0, *growing.TEMPERATURES}
+    multi = [r for r in records if r.kind == "multiturn"]
+    assert multi and all(r.prompt.tolist().count(chatty.tokenizer.convert_tokens_to_ids("w3")) >= 1 for r in multi)
+
+    calls = []
+
+    def dies_after_two_batches(*args, **kwargs):
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        calls.append(1)
+        return answer(*args, **kwargs)
+
+    monkeypatch.setattr(growing, "answer", dies_after_two_batches)
+    with pytest.raises(KeyboardInterrupt):
+        growing.grow(chatty, settings, {"dtype": "float32"}, tmp_path, log=lambda _: None)
+    shards = shard_paths(tmp_path)
+    assert len(shards) == 2 and first in shards
+    kept = load_records(tmp_path)
+    assert 40 < len(kept) < 80 and len({r.digest for r in kept}) == len(kept)  # nothing answered twice
+
+
+def test_bad_corpus_arguments_are_one_line_errors(capsys, tmp_path):
+    assert main(["corpus", "grow", "--answers", "0", "--dir", str(tmp_path)]) == 2
+    assert capsys.readouterr().err.strip() == "error: --answers, --max-new-tokens, --batch-size and --per-kind " \
+                                             "must be at least 1"
+    assert main(["corpus", "grow", "--greedy-share", "1.5", "--dir", str(tmp_path)]) == 2
+    assert "--greedy-share must be between 0 and 1" in capsys.readouterr().err
+
+
+def test_the_shipped_corpus_never_holds_a_heldout_prompt():
+    """Training reads the shards; the held-out prompts stay out of every one of them."""
+    heldout = load_heldout(CORPUS_DIR)
+    assert Counter(p["kind"] for p in heldout) == Counter(dict.fromkeys(KINDS, len(heldout) // len(KINDS)))
+    assert len(heldout) // len(KINDS) >= 20
+    keys, sources = {p["key"] for p in heldout}, {p["source"] for p in heldout}
+    records = load_records(CORPUS_DIR)
+    assert records and not keys & {r.digest for r in records}
+    assert not sources & {r.source for r in records}
+    assert all(m["role"] == "assistant" for p in heldout if p["kind"] == "multiturn" for m in p["messages"][1:2])
