@@ -30,6 +30,8 @@ class PackedLinear(nn.Module):
                              persistent=False)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if torch.is_autocast_enabled("cpu"):  # autocast picks the dtype per op: the plain path obeys it
+            return nn.functional.linear(x, self.weight, self.bias)
         return torch.ops.mkldnn._linear_pointwise(x, self.packed, self.bias, "none", [], "")
 
 

@@ -22,6 +22,18 @@ def test_packed_linear_matches_linear(bias):
         assert torch.allclose(packed(x), linear(x), atol=1e-5)
 
 
+def test_packed_linear_obeys_autocast():
+    """Training prefills the target under bf16 autocast: a packed layer computes what a plain one does."""
+    torch.manual_seed(0)
+    linear = nn.Linear(48, 80)
+    packed = PackedLinear(linear)
+    x = torch.randn(3, 48)
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        want, got = linear(x), packed(x.to(torch.bfloat16))
+    assert got.dtype == want.dtype == torch.bfloat16
+    assert torch.equal(got, want)
+
+
 def test_load_model_packs_on_the_cpu_only_when_asked(tiny_llama_dirs):
     packed = load_model(str(tiny_llama_dirs[0]))
     plain = load_model(str(tiny_llama_dirs[0]), pack=False)

@@ -1,4 +1,4 @@
-"""A batch prefilled together gives each record what the target computes for it alone."""
+"""A record's prefill gives what the target's own forward pass computes: states at the layers, top-k log-probs."""
 
 from __future__ import annotations
 

@@ -17,7 +17,7 @@ from specviz.training.batches import draft_vocabulary, index_map
 from specviz.training.config import TrainConfig
 from specviz.training.data import answer_batch, answer_in_batches, cached_samples
 from specviz.training.loss import Targets, distill
-from specviz.training.train import build_model, model_config, train
+from specviz.training.train import batch_indices, build_model, model_config, train
 
 PROMPTS = ["w1 w2 w3", "w4 w5", "w6 w7 w8 w9 w10", "w11", "w3 w3 w12", "w2 w9 w4 w4", "w5 w6 w7", "w10 w1"]
 
@@ -105,6 +105,19 @@ def test_draft_vocabulary_spreads_to_a_full_distribution(samples):
     assert (index[vocab] == torch.arange(6)).all() and (index >= 0).sum() == 6
     q = torch.softmax(spread(torch.randn(6), vocab, 16), dim=-1)
     assert abs(q.sum().item() - 1) < 1e-6 and (q[index < 0] == 0).all()
+
+
+def test_batches_hold_sequences_of_like_length_and_cover_each_epoch():
+    lengths = tuple(int(x) for x in torch.randint(20, 2000, (1000,), generator=torch.Generator().manual_seed(0)))
+    steps = [batch_indices(lengths, 8, step, seed=3) for step in range(250)]   # two epochs of 125 batches
+    assert steps == [batch_indices(lengths, 8, step, seed=3) for step in range(250)]   # resuming is exact
+    for epoch in (steps[:125], steps[125:]):
+        assert sorted(i for batch in epoch for i in batch) == list(range(1000))
+    assert steps[:125] != steps[125:]
+    padded = sum(8 * max(lengths[i] for i in b) for b in steps) / sum(lengths[i] for b in steps for i in b)
+    shuffled = [list(range(i, i + 8)) for i in range(0, 1000, 8)]   # lengths are i.i.d.: a random cut
+    padded_randomly = sum(8 * max(lengths[i] for i in b) for b in shuffled) / sum(lengths)
+    assert padded < 1.1 < 1.5 < padded_randomly
 
 
 @pytest.mark.parametrize("kind, bf16", [("eagle", False), ("tiny", False), ("eagle", True), ("medusa", True),

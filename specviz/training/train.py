@@ -119,14 +119,29 @@ def learning_rate(cfg: TrainConfig, step: int) -> float:
     return cfg.lr * (0.1 + 0.45 * (1 + math.cos(math.pi * progress)))
 
 
-@lru_cache(maxsize=4)
-def _epoch_order(n: int, epoch: int, seed: int) -> list[int]:
-    return random.Random(seed * 1_000_003 + epoch).sample(range(n), n)
+POOL = 32   # batches whose sequences are sorted by length together (a bucket's range of lengths)
 
 
-def batch_indices(n: int, batch_size: int, step: int, seed: int) -> list[int]:
-    """Sample indices of a step: consecutive slices of per-epoch shuffles, so resuming is exact."""
-    return [_epoch_order(n, i // n, seed)[i % n] for i in range(step * batch_size, (step + 1) * batch_size)]
+@lru_cache(maxsize=2)
+def _epoch_batches(lengths: tuple[int, ...], batch_size: int, epoch: int, seed: int) -> list[list[int]]:
+    """One epoch's batches: a shuffle cut into pools of `POOL` batches, each pool sorted by length
+    and cut into batches, the batches shuffled again. A batch is padded to its longest sequence, so
+    sequences of like length side by side waste little; the order is a function of the seed and
+    epoch only, so resuming is exact. The last `len % batch_size` of a shuffle wait for a later epoch."""
+    rng = random.Random(seed * 1_000_003 + epoch)
+    order = rng.sample(range(len(lengths)), len(lengths))
+    pools = [sorted(order[i:i + POOL * batch_size], key=lengths.__getitem__)
+             for i in range(0, len(order), POOL * batch_size)]
+    batches = [pool[i:i + batch_size] for pool in pools for i in range(0, len(pool), batch_size)]
+    batches = [b for b in batches if len(b) == batch_size] or batches
+    rng.shuffle(batches)
+    return batches
+
+
+def batch_indices(lengths: tuple[int, ...], batch_size: int, step: int, seed: int) -> list[int]:
+    """The sample indices of training step `step` (`lengths`: each sample's sequence length)."""
+    per_epoch = len(_epoch_batches(lengths, batch_size, 0, seed))
+    return _epoch_batches(lengths, batch_size, step // per_epoch, seed)[step % per_epoch]
 
 
 @torch.no_grad()
@@ -173,10 +188,12 @@ def train(cfg: TrainConfig, target: LoadedModel, train_samples: list[Sample] | P
     bar = tqdm(range(start, cfg.steps), desc=f"train {cfg.kind}", unit="step", initial=start, total=cfg.steps,
                disable=not progress)
     began, saved_at = time.time() - spent, time.time()
+    lengths = tuple(train_samples.lengths() if isinstance(train_samples, PrefilledRecords) else
+                    (len(s.tokens) for s in train_samples))
     for step in bar:
         for group in optimizer.param_groups:
             group["lr"] = learning_rate(cfg, step)
-        picked = batch_indices(len(train_samples), cfg.batch_size, step, cfg.seed)
+        picked = batch_indices(lengths, cfg.batch_size, step, cfg.seed)
         chosen = train_samples.take(picked) if isinstance(train_samples, PrefilledRecords) else \
             [train_samples[i] for i in picked]
         with torch.autocast(target.device.type, dtype=torch.bfloat16, enabled=cfg.bf16):
