@@ -138,6 +138,19 @@ def test_a_few_steps_lower_the_loss_and_resume(small, samples, kind, bf16, tmp_p
     assert drafter.name.endswith(f"({kind})")
 
 
+def test_a_resumed_run_keeps_its_draft_vocabulary(small, samples, tmp_path):
+    """Resuming after the data grew must not re-pick the draft vocabulary under trained LM-head rows."""
+    checkpoint = tmp_path / "checkpoint.pt"
+    first = train(TrainConfig(steps=4, batch_size=4, eval_every=2, draft_vocab=6), small, samples[:2], samples,
+                  checkpoint, progress=False)
+    grown = samples[2:]
+    assert draft_vocabulary(grown, 6, small.vocab_size).tolist() != first.vocab.tolist()
+    resumed = train(TrainConfig(steps=6, batch_size=4, eval_every=2, draft_vocab=6), small, grown, samples,
+                    checkpoint, progress=False)
+    assert resumed.vocab.tolist() == first.vocab.tolist()
+    assert torch.equal(resumed.shared[-1].weight, first.shared[-1].weight)
+
+
 def test_eagle_head_steps_match_one_pass(small):
     """Feeding positions one by one through the head's KV cache equals one causal pass."""
     head = EagleHead.from_target(small, torch.arange(small.vocab_size)).eval()

@@ -169,17 +169,19 @@ def train(cfg: TrainConfig, target: LoadedModel, train_samples: list[Sample] | P
     `vocab`, the draft vocabulary, is given). The checkpoint is written at every validation and at
     least every `checkpoint_every_s` seconds, so an interruption loses minutes at most."""
     torch.manual_seed(cfg.seed)
-    if vocab is None:
+    saved = torch.load(checkpoint, weights_only=False) if checkpoint is not None and checkpoint.exists() else None
+    if saved is not None and saved["kind"] != cfg.kind:
+        raise SpecvizError(f"checkpoint {checkpoint} is for a {saved['kind']!r} drafter, not {cfg.kind!r}")
+    if saved is not None and "vocab" in saved["model"]:   # a corpus grown since keeps the head's vocabulary
+        vocab = saved["model"]["vocab"].cpu()
+    elif vocab is None:
         vocab = draft_vocabulary(train_samples, cfg.draft_vocab, target.vocab_size)
     index = index_map(vocab, target.vocab_size)
     model = build_model(cfg, target, vocab).float().train()
     optimizer = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=cfg.lr,
                                   weight_decay=0.0, betas=(0.9, 0.95))
     start, spent = 0, 0.0
-    if checkpoint is not None and checkpoint.exists():
-        saved = torch.load(checkpoint, weights_only=False)
-        if saved["kind"] != cfg.kind:
-            raise SpecvizError(f"checkpoint {checkpoint} is for a {saved['kind']!r} drafter, not {cfg.kind!r}")
+    if saved is not None:
         model.load_state_dict(saved["model"])
         optimizer.load_state_dict(saved["optimizer"])
         start, cfg.curve = saved["step"], saved["curve"]
