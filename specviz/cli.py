@@ -19,6 +19,7 @@ from specviz.settings import VERIFY_RULES, DecodeSettings
 from specviz.training.acceptance_command import add_acceptance_arguments, run_acceptance
 from specviz.training.command import add_train_arguments, run_train
 from specviz.training.count_command import add_count_arguments, run_count
+from specviz.training.drafter_report import add_drafter_report_arguments, run_drafter_report
 
 STYLE = {  # ANSI styles; without colour the markers below still tell the kinds apart
     "accepted": ("\033[32m", "", ""), "rejected": ("\033[2;9;31m", "~", "~"),
@@ -364,6 +365,9 @@ COMMANDS = [
      add_count_arguments, run_count),
     ("acceptance", "measure each drafter's acceptance (overall and by draft position) on a prompt set",
      add_acceptance_arguments, run_acceptance),
+    ("drafter-report", "measure EAGLE heads side by side on the corpus's held-out prompts, kind by kind: "
+                       "acceptance by draft position, accepted length of a chain and a tree, draft-vocabulary coverage",
+     add_drafter_report_arguments, run_drafter_report),
     ("bench", "time speculative decoding against the baseline and transformers' generate",
      add_bench_arguments, run_bench),
     ("bench-remote", "time a target served by a real engine: the target alone driven from here, each drafter of "

@@ -102,6 +102,14 @@ def small(tiny_llama_dirs):
     return target
 
 
+@pytest.fixture
+def chatty(small):
+    """The tiny target with a chat template (its words are w0 … w12), to read conversations."""
+    small.tokenizer.chat_template = "{% for m in messages %}{{ m['role'] }} {{ m['content'] }} {% endfor %}w12"
+    yield small
+    small.tokenizer.chat_template = None
+
+
 @pytest.fixture(scope="session")
 def tiny_t5_dirs(tmp_path_factory):
     return _saved_pair(tmp_path_factory, "tiny-t5", save_tiny_t5, (3, 4))

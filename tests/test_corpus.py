@@ -15,16 +15,6 @@ from specviz.corpus.answer import Ask, answer
 from specviz.corpus.prompts import KINDS, SHARES, CorpusPrompt
 from specviz.corpus.store import CORPUS_DIR, Record, load_heldout, load_records, load_shard, save_shard, shard_paths
 
-TEMPLATE = "{% for m in messages %}{{ m['role'] }} {{ m['content'] }} {% endfor %}w12"
-
-
-@pytest.fixture
-def chatty(small):
-    """The tiny target with a chat template (its words are w0 … w12)."""
-    small.tokenizer.chat_template = TEMPLATE
-    yield small
-    small.tokenizer.chat_template = None
-
 
 def fake_builder(kind: str, n: int, split: str, seed: int) -> list[CorpusPrompt]:
     """Prompts of tiny-vocabulary words; the same seed gives the same prompts."""

@@ -17,7 +17,7 @@ from specviz.decoder import generate
 from specviz.drafters.base import Drafter
 from specviz.models import LoadedModel
 from specviz.settings import DecodeSettings
-from specviz.trace import position_counts
+from specviz.trace import Trace, position_counts
 
 
 @dataclass
@@ -35,18 +35,25 @@ class Acceptance:
         return asdict(self)
 
 
+def held_out_traces(target: LoadedModel, drafter: Drafter, prompts: list[str | list[dict]],
+                    settings: DecodeSettings) -> list[Trace]:
+    """One unrecorded run of `drafter` per prompt (a user's text or a conversation)."""
+    return [generate(target, drafter, prompt, settings) for prompt in prompts]
+
+
+def pooled(traces: list[Trace], temperature: float, gamma: int) -> Acceptance:
+    """α̂, accepted length and acceptance by position (by depth, for trees) pooled over `traces`."""
+    its = [it for trace in traces for it in trace.iterations]
+    tokens = sum(len(trace.generated_ids) for trace in traces)
+    accepted, evaluated = sum(it.accepted for it in its), sum(it.evaluated for it in its)
+    reached, passed = position_counts(its, gamma)
+    return Acceptance(temperature, gamma, len(traces), accepted / max(evaluated, 1), tokens / max(len(its), 1),
+                      tokens, [round(p / r, 4) if r else None for p, r in zip(passed, reached)], reached)
+
+
 def acceptance(target: LoadedModel, drafter: Drafter, prompts: list[str], temperature: float, gamma: int = 4,
                max_new_tokens: int = 64, seed: int = 0) -> Acceptance:
     """Pooled α̂ and accepted length of `drafter` on `prompts` (lossless sampling, or greedy at T=0)."""
     settings = DecodeSettings(gamma=gamma, temperature=temperature, max_new_tokens=max_new_tokens,
                               seed=seed, record=False)
-    its, tokens = [], 0
-    for prompt in prompts:
-        trace = generate(target, drafter, prompt, settings)
-        its += trace.iterations
-        tokens += len(trace.generated_ids)
-    accepted, evaluated = sum(it.accepted for it in its), sum(it.evaluated for it in its)
-    reached, passed = position_counts(its, gamma)
-    return Acceptance(temperature, gamma, len(prompts), accepted / max(evaluated, 1), tokens / max(len(its), 1),
-                      tokens, [round(p / r, 4) if r else None for p, r in zip(passed, reached)], reached)
-
+    return pooled(held_out_traces(target, drafter, prompts, settings), temperature, gamma)
