@@ -1,0 +1,87 @@
+"""Lossless up to floating point: where greedy speculative output first parts from the target alone's.
+
+In exact arithmetic greedy verification emits the target's own greedy tokens (Leviathan et al.
+2023, §2.3 at T → 0). A computer sums in floating point, and a verification pass over k tokens is a
+different matrix shape from k one-token steps: the kernels split the sums differently, so the two
+computations of the same logit differ in the last bits. In fp32 that never moves an argmax in
+practice; in bf16 (8 bits of mantissa) or fp16 it can, wherever the target's two best tokens lie
+within rounding of each other, and from there on the outputs are two different texts. So the honest
+claim in half precision is: the outputs part only at a near tie.
+
+Both computations are in a recorded greedy trace: greedy runs record p at T = 1, the softmax of the
+logits, and log(p₁ / p₂) = ℓ₁ − ℓ₂ gives the logit margin between any two recorded tokens. The
+speculative run's p at the parting position comes from its verification pass, the target alone's
+from its one-token step.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from specviz.kv_cache import parting
+from specviz.trace import Iteration, TopK, Trace
+
+
+@dataclass
+class Top2:
+    """The two best tokens of one computation at one position and the logit margin between them."""
+
+    ids: list[int]
+    tokens: list[str]
+    margin: float                 # ℓ₁ − ℓ₂ = log(p₁ / p₂)
+
+
+@dataclass
+class Divergence:
+    """The first position where a speculative output leaves the target alone's (both greedy)."""
+
+    position: int                 # index into the generated tokens
+    ours: int                     # the speculative run's token there
+    alone: int                    # the target alone's
+    ours_top2: Top2 | None        # in the verification pass (None: the trace recorded no distribution)
+    alone_top2: Top2 | None       # in the target alone's one-token step
+    flip: float | None            # in the target alone's computation, ℓ(its token) − ℓ(our token);
+                                  # None when our token is not among its recorded top-k
+
+    def near_tie(self, bound: float) -> bool:
+        """The parting is explained by rounding: our token was within `bound` logits of the best."""
+        return self.flip is not None and self.flip < bound
+
+
+def first_divergence(ours: Trace, alone: Trace) -> Divergence | None:
+    """Where `ours` (any drafter, greedy) first emits a different token from `alone` (the target
+    alone, greedy, recorded); None where one output is a prefix of the other."""
+    at = parting(ours.generated_ids, alone.generated_ids)
+    if at is None or at >= min(len(ours.generated_ids), len(alone.generated_ids)):
+        return None
+    ours_top, alone_top = distribution_at(ours, at), distribution_at(alone, at)
+    token, reference = ours.generated_ids[at], alone.generated_ids[at]
+    flip = None
+    if alone_top is not None and token in alone_top.ids:
+        flip = math.log(alone_top.probs[alone_top.ids.index(reference)] / alone_top.probs[alone_top.ids.index(token)])
+    return Divergence(at, token, reference, top2(ours_top), top2(alone_top), flip)
+
+
+def distribution_at(trace: Trace, position: int) -> TopK | None:
+    """The target's recorded top-k at generated position `position`: the parent's p of the accepted
+    draft emitted there, or the p behind the iteration's final token."""
+    seen = 0
+    for it in trace.iterations:
+        if position < seen + len(it.emitted_ids):
+            offset = position - seen
+            if offset < it.accepted:
+                return _accepted_path(it)[offset].p_top
+            return it.final.top if it.final is not None else None
+        seen += len(it.emitted_ids)
+    return None
+
+
+def _accepted_path(it: Iteration) -> list:
+    return sorted((d for d in it.drafts if d.verdict == "accepted"), key=lambda d: d.position)
+
+
+def top2(top: TopK | None) -> Top2 | None:
+    if top is None or len(top.ids) < 2 or top.probs[1] <= 0:
+        return None
+    return Top2(top.ids[:2], top.tokens[:2], math.log(top.probs[0] / top.probs[1]))
