@@ -12,6 +12,7 @@ from pathlib import Path
 
 from specviz.bench.command import add_bench_arguments, run_bench
 from specviz.bench.gpu_check import add_gpu_check_arguments, run_gpu_check
+from specviz.bench.half_precision import add_half_precision_arguments, run_half_precision
 from specviz.bench.remote import add_remote_bench_arguments, run_remote_bench
 from specviz.corpus.command import add_corpus_arguments, run_corpus
 from specviz.errors import SpecvizError
@@ -373,6 +374,9 @@ COMMANDS = [
     ("bench-remote", "time a target served by a real engine: the target alone driven from here, each drafter of "
                      "its own, the server's own generation, at added latencies",
      add_remote_bench_arguments, run_remote_bench),
+    ("half-precision", "bf16 against fp32 on this CPU: the target alone's speed in each, every drafter's speedup in "
+                       "each, and where bf16 greedy speculative output parts from the target alone's (near ties)",
+     add_half_precision_arguments, run_half_precision),
     ("gpu-check", "check the decoder on this device: the embedded target's greedy equality in fp32 and half "
                   "precision, tokens/s by γ, and a hosted-size pair built from configs against assisted generation",
      add_gpu_check_arguments, run_gpu_check),

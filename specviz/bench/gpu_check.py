@@ -76,6 +76,8 @@ class EqualityRow:
     alpha: float | None = None
     accepted_length: float | None = None
     c: float | None = None
+    branches: int = 1           # a token tree's top-k (1: a chain of `gamma`)
+    nodes: int = 0              # its node budget
 
     @property
     def speedup(self) -> float:
@@ -121,7 +123,8 @@ def run_gpu_check(args: argparse.Namespace) -> None:
     prompts = load_prompts(args.prompts, per_category=args.per_category)
     started = time.monotonic()
     rows = [row for dtype in (torch.float32, half)
-            for row in embedded_rows(device, dtype, args.drafters.split(","), gammas, prompts, args.max_new_tokens)]
+            for row in embedded_rows(device, dtype, args.drafters.split(","), [(g, 1, 0) for g in gammas], prompts,
+                                     args.max_new_tokens)]
     pair = pair_report(device, half if device.type == "cuda" else torch.float32, args.pair, prompts[:2],
                        args.pair_tokens, args.pair_gamma, args.pair_repeats)
     result = {"date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),
@@ -135,38 +138,48 @@ def run_gpu_check(args: argparse.Namespace) -> None:
     print(to_markdown(result))
 
 
-def embedded_rows(device: torch.device, dtype: torch.dtype, kinds: list[str], gammas: list[int],
+def embedded_rows(device: torch.device, dtype: torch.dtype, kinds: list[str], shapes: list[tuple[int, int, int]],
                   prompts: list[BenchPrompt], tokens: int) -> list[EqualityRow]:
-    """Each drafter at each γ against the target alone, greedy, on the embedded target in `dtype`."""
+    """Each drafter at each draft shape (depth γ, top-k branches, node budget; branches 1 is a chain)
+    against the target alone, greedy, on the embedded target in `dtype`."""
     name = str(dtype).removeprefix("torch.")
     target = load_model(None, str(device), name)
     target.eos_ids = frozenset()   # every run writes `tokens` tokens, so rates compare like with like
     clock = Clock(device)
 
-    def timed(drafter, gamma: int, warm_up: bool = True) -> tuple[list[Trace], float]:
-        settings = DecodeSettings(temperature=0.0, gamma=gamma, max_new_tokens=tokens, record=True)
+    def timed(drafter, shape: tuple[int, int, int], warm_up: bool = True) -> tuple[list[Trace], float]:
+        gamma, branches, nodes = shape
+        settings = DecodeSettings(temperature=0.0, gamma=gamma, branches=branches, nodes=nodes,
+                                  max_new_tokens=tokens, record=True)
         if warm_up:
             generate(target, drafter, prompts[0].text, settings)
         start, traces = clock.now(), [generate(target, drafter, p.text, settings) for p in prompts]
         return traces, clock.now() - start
 
-    baseline, _ = timed(None, 1)
+    alone = (1, 1, 0)
+    baseline, _ = timed(None, alone)
     rows = []
     for kind in kinds:
         drafter = build_drafter(kind, target)
-        for gamma in gammas:
+        for shape in shapes:
             # the target alone right before each row (A B): drift in the machine's speed cancels in the ratio
-            _, base_seconds = timed(None, 1, warm_up=False)   # warm since the first baseline
-            traces, seconds = timed(drafter, gamma)
-            partings = [{"prompt": p.id, "token": d.position, "gap": d.flip}
+            _, base_seconds = timed(None, alone, warm_up=False)   # warm since the first baseline
+            traces, seconds = timed(drafter, shape)
+            partings = [{"prompt": p.id, "token": d.position, "gap": d.flip,
+                         "ours": _asdict(d.ours_top2), "alone": _asdict(d.alone_top2)}
                         for p, t, b in zip(prompts, traces, baseline) if (d := first_divergence(t, b)) is not None]
             summaries = [t.summary() for t in traces]
             its = sum(len(t.iterations) for t in traces)
             rows.append(EqualityRow(
-                name, kind, gamma, tokens, len(prompts) - len(partings), len(prompts), partings,
+                name, kind, shape[0], tokens, len(prompts) - len(partings), len(prompts), partings,
                 tokens * len(prompts) / seconds, tokens * len(prompts) / base_seconds,
-                _mean([s.alpha for s in summaries]), tokens * len(prompts) / its, _mean([s.c for s in summaries])))
+                _mean([s.alpha for s in summaries]), tokens * len(prompts) / its, _mean([s.c for s in summaries]),
+                branches=shape[1], nodes=shape[2]))
     return rows
+
+
+def _asdict(record) -> dict | None:
+    return None if record is None else asdict(record)
 
 
 def build_pair_model(shape: tuple[int, int, int, int, int], device: torch.device, dtype: torch.dtype,
