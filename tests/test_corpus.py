@@ -14,6 +14,7 @@ from specviz.corpus import grow as growing
 from specviz.corpus.answer import Ask, answer
 from specviz.corpus.prompts import KINDS, SHARES, CorpusPrompt
 from specviz.corpus.store import CORPUS_DIR, Record, load_heldout, load_records, load_shard, save_shard, shard_paths
+from specviz.errors import SpecvizError
 
 
 def fake_builder(kind: str, n: int, split: str, seed: int) -> list[CorpusPrompt]:
@@ -124,3 +125,20 @@ def test_the_shipped_corpus_never_holds_a_heldout_prompt():
     assert records and not keys & {r.digest for r in records}
     assert not sources & {r.source for r in records}
     assert all(m["role"] == "assistant" for p in heldout if p["kind"] == "multiturn" for m in p["messages"][1:2])
+
+
+def test_coverage_sizes_the_draft_vocabulary_on_the_validation_slice():
+    from specviz.corpus.command import coverage
+    from specviz.corpus.store import split_validation
+
+    rng = np.random.default_rng(0)
+    records = [Record(np.concatenate([[1, 2], rng.zipf(1.3, 60) % 5000]).astype(np.uint16), 2, "chat", "t", 0.0, -1,
+                      f"{i:x}") for i in range(400)]
+    train, validation = split_validation(records)
+    assert len(validation) == 10 and all(int(r.digest, 16) % 40 == 0 for r in validation)
+    assert len(train) == 390 and not {id(r) for r in train} & {id(r) for r in validation}
+    shares = [float(line.split("|")[2].strip().rstrip("%")) for line in coverage(records).splitlines()
+              if line.startswith("| ") and line[2].isdigit()]
+    assert len(shares) == 7 and shares == sorted(shares, reverse=True) and shares[0] > shares[-1]
+    with pytest.raises(SpecvizError, match="no greedy validation answers"):
+        coverage(records[1:39])

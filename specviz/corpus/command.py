@@ -1,8 +1,10 @@
-"""`python -m specviz corpus grow|heldout|stats`: the distillation corpus in assets/corpus/.
+"""`python -m specviz corpus grow|heldout|stats|coverage`: the distillation corpus in assets/corpus/.
 
-grow     answer N more new prompts into a new shard (stop it at any moment: finished batches are kept)
-heldout  write the held-out prompts once (evaluation only)
-stats    what the corpus holds: records and tokens by kind, the temperature mix, size and target time
+grow      answer N more new prompts into a new shard (stop it at any moment: finished batches are kept)
+heldout   write the held-out prompts once (evaluation only)
+stats     what the corpus holds: records and tokens by kind, the temperature mix, size and target time
+coverage  how large a draft vocabulary must be: for each size, the share of the validation slice's
+          greedy answer tokens outside the vocabulary of the training answers' most used tokens
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ def add_corpus_arguments(parser: argparse.ArgumentParser) -> None:
     from specviz.corpus.store import CORPUS_DIR
 
     d = GrowSettings(answers=0)
-    parser.add_argument("action", choices=("grow", "heldout", "stats"))
+    parser.add_argument("action", choices=("grow", "heldout", "stats", "coverage"))
     parser.add_argument("--answers", type=int, default=256, help="grow: new prompts to answer (default 256)")
     parser.add_argument("--max-new-tokens", type=int, default=d.max_new_tokens,
                         help=f"grow: longest answer (default {d.max_new_tokens})")
@@ -45,6 +47,9 @@ def run_corpus(args: argparse.Namespace) -> None:
     folder = Path(args.dir)
     if args.action == "stats":
         print(stats(load_records(folder), shard_paths(folder)))
+        return
+    if args.action == "coverage":
+        print(coverage(load_records(folder)))
         return
     if min(args.answers, args.max_new_tokens, args.batch_size, args.per_kind) < 1:
         raise SpecvizError("--answers, --max-new-tokens, --batch-size and --per-kind must be at least 1")
@@ -101,4 +106,26 @@ def stats(records: list, shards: list[Path]) -> str:
               f"{sum(r.n_prompt for r in records)} prompt and {sum(r.n_answer for r in records)} answer tokens, "
               f"{sum(p.stat().st_size for p in shards) / 1e6:.1f} MB on disk, {seconds / 3600:.2f} h of target time; "
               + ", ".join(f"{k} {v}" for k, v in sorted(temperatures.items()))]
+    return "\n".join(lines)
+
+
+def coverage(records: list, sizes: tuple[int, ...] = (2048, 4096, 8192, 12288, 16384, 24576, 32768)) -> str:
+    """A Markdown table: each draft-vocabulary size against the share of greedy answer tokens outside it."""
+    import numpy as np
+
+    from specviz.corpus.store import split_validation
+    from specviz.errors import SpecvizError
+    from specviz.training.batches import corpus_vocabulary
+
+    train, validation = split_validation(records)
+    greedy = [r.answer for r in validation if r.temperature == 0]
+    if not train or not greedy:
+        raise SpecvizError("the corpus has no greedy validation answers yet: python -m specviz corpus grow adds some")
+    tokens = np.concatenate(greedy).astype(np.int64)
+    ids = 1 + max(int(tokens.max()), *(int(r.answer.max()) for r in train if r.n_answer))   # ids seen so far
+    lines = [f"{len(tokens)} greedy answer tokens of {len(greedy)} validation records; vocabularies from "
+             f"{len(train)} training records", "", "| draft vocabulary | tokens outside it |", "|---|---|"]
+    for size in sizes:
+        vocab = corpus_vocabulary([r.answer for r in train], size, ids)
+        lines.append(f"| {size} | {1 - np.isin(tokens, vocab.numpy()).mean():.1%} |")
     return "\n".join(lines)

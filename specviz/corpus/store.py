@@ -104,6 +104,14 @@ def load_records(folder: Path = CORPUS_DIR) -> list[Record]:
     return [r for path in shard_paths(folder) for r in load_shard(path)[0]]
 
 
+def split_validation(records: list[Record], every: int = 40, limit: int = 48) -> tuple[list[Record], list[Record]]:
+    """(training, validation): every `every`-th record by its digest, at most `limit`, validates training
+    and sizes the draft vocabulary; it is never trained on. The held-out prompts stay apart from both."""
+    validation = [r for r in records if int(r.digest, 16) % every == 0][:limit]
+    chosen = {id(r) for r in validation}
+    return [r for r in records if id(r) not in chosen], validation
+
+
 def load_heldout(folder: Path = CORPUS_DIR) -> list[dict]:
     """The held-out prompts: {"kind", "source", "messages"} each. For evaluation only."""
     path = folder / HELDOUT

@@ -114,16 +114,16 @@ def shipped_data(cfg: TrainConfig, target, mark: str):
         "generation_s": rounded_sum(*(a.seconds for a in answers), heldout.seconds)}
 
 
-def corpus_data(cfg: TrainConfig, target, validation_every: int = 40, validation_records: int = 48):
-    """The corpus's records, prefilled as training takes them, and a validation slice of it (every
-    `validation_every`-th record by its digest, never trained on; the held-out prompts stay unread).
-    Returns (training records, validation samples, the draft vocabulary, card)."""
+def corpus_data(cfg: TrainConfig, target):
+    """The corpus's records, prefilled as training takes them, and its validation slice (`split_validation`;
+    the held-out prompts stay unread). Returns (training records, validation samples, the draft
+    vocabulary, card)."""
     import json
     from collections import Counter
 
     import numpy as np
 
-    from specviz.corpus.store import CORPUS_DIR, load_records, shard_paths
+    from specviz.corpus.store import CORPUS_DIR, load_records, shard_paths, split_validation
     from specviz.errors import SpecvizError
     from specviz.training.batches import corpus_vocabulary
     from specviz.training.prefill import PrefilledRecords
@@ -131,9 +131,7 @@ def corpus_data(cfg: TrainConfig, target, validation_every: int = 40, validation
     records = load_records()
     if not records:
         raise SpecvizError(f"the corpus in {CORPUS_DIR} is empty: python -m specviz corpus grow adds answers")
-    validation = [r for r in records if int(r.digest, 16) % validation_every == 0][:validation_records]
-    chosen = {id(r) for r in validation}
-    train_records = [r for r in records if id(r) not in chosen]
+    train_records, validation = split_validation(records)
     vocab = corpus_vocabulary([r.answer for r in train_records], cfg.draft_vocab, target.vocab_size)
     prefilled = PrefilledRecords(target, train_records, cfg.layers, cfg.top_k, cfg.window, cfg.bf16)
     val = PrefilledRecords(target, validation, cfg.layers, cfg.top_k, cfg.window, cfg.bf16)
