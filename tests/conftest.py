@@ -3,6 +3,7 @@ load through the real `load_model` path (no hub on these machines)."""
 
 from __future__ import annotations
 
+import json
 import os
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -100,6 +101,24 @@ def small(tiny_llama_dirs):
     target = load_model(str(tiny_llama_dirs[0]))
     target.model.requires_grad_(False)
     return target
+
+
+@pytest.fixture
+def two_prompts(tmp_path):
+    """A bench prompt set of two short prompts, for the commands that time every prompt."""
+    path = tmp_path / "prompts.json"
+    path.write_text(json.dumps({"prompts": [
+        {"id": "tides", "category": "chat", "text": "Explain to a ten-year-old why the sea has tides."},
+        {"id": "reverse", "category": "code", "text": "Write a Python function that reverses a string."}]}))
+    return path
+
+
+@pytest.fixture
+def kept_threads():
+    """A command sets torch's thread count for the whole process: put it back afterwards."""
+    threads = torch.get_num_threads()
+    yield
+    torch.set_num_threads(threads)
 
 
 @pytest.fixture

@@ -13,21 +13,11 @@ from specviz.bench.gpu_check import HALF_MARGIN, EqualityRow, build_pair_model, 
 from specviz.cli import main
 from specviz.verify_cost import VerifyCost
 
-PROMPTS = {"prompts": [
-    {"id": "tides", "category": "chat", "text": "Explain to a ten-year-old why the sea has tides."},
-    {"id": "reverse", "category": "code", "text": "Write a Python function that reverses a string."}]}
 
-
-def test_the_check_reports_both_parts_and_its_promises_hold(tmp_path):
-    prompts = tmp_path / "prompts.json"
-    prompts.write_text(json.dumps(PROMPTS))
-    threads = torch.get_num_threads()
-    try:
-        assert main(["gpu-check", "--pair", "tiny", "--drafters", "tiny", "--gammas", "1,3", "--max-new-tokens", "8",
-                     "--prompts", str(prompts), "--pair-tokens", "6", "--pair-repeats", "2", "--threads", "1",
-                     "--out", str(tmp_path / "g.json"), "--markdown", str(tmp_path / "g.md")]) == 0
-    finally:
-        torch.set_num_threads(threads)
+def test_the_check_reports_both_parts_and_its_promises_hold(tmp_path, two_prompts, kept_threads):
+    assert main(["gpu-check", "--pair", "tiny", "--drafters", "tiny", "--gammas", "1,3", "--max-new-tokens", "8",
+                 "--prompts", str(two_prompts), "--pair-tokens", "6", "--pair-repeats", "2", "--threads", "1",
+                 "--out", str(tmp_path / "g.json"), "--markdown", str(tmp_path / "g.md")]) == 0
     result = json.loads((tmp_path / "g.json").read_text())
     rows = result["embedded"]
     assert {(r["dtype"], r["gamma"]) for r in rows} == {(d, g) for d in ("float32", "bfloat16") for g in (1, 3)}

@@ -5,26 +5,14 @@ from __future__ import annotations
 
 import json
 
-import torch
-
 from specviz.bench.half_precision import parse_shapes
 from specviz.cli import main
 
-PROMPTS = {"prompts": [
-    {"id": "tides", "category": "chat", "text": "Explain to a ten-year-old why the sea has tides."},
-    {"id": "copy", "category": "copy", "text": "Repeat exactly: the cat sat on the mat, the cat sat on the mat."}]}
 
-
-def test_the_report_compares_both_dtypes_and_lists_partings(tmp_path):
-    prompts = tmp_path / "prompts.json"
-    prompts.write_text(json.dumps(PROMPTS))
-    threads = torch.get_num_threads()
-    try:
-        assert main(["half-precision", "--drafters", "ngram,eagle", "--shapes", "3x1x0,2x2x4", "--max-new-tokens", "8",
-                     "--prompts", str(prompts), "--out", str(tmp_path / "h.json"),
-                     "--markdown", str(tmp_path / "h.md")]) == 0
-    finally:
-        torch.set_num_threads(threads)
+def test_the_report_compares_both_dtypes_and_lists_partings(tmp_path, two_prompts, kept_threads):
+    assert main(["half-precision", "--drafters", "ngram,eagle", "--shapes", "3x1x0,2x2x4", "--max-new-tokens", "8",
+                 "--prompts", str(two_prompts), "--out", str(tmp_path / "h.json"),
+                 "--markdown", str(tmp_path / "h.md")]) == 0
     result = json.loads((tmp_path / "h.json").read_text())
     assert {(r["dtype"], r["drafter"], r["shape"]) for r in result["rows"]} == \
         {(d, k, s) for d in ("float32", "bfloat16") for k in ("ngram", "eagle") for s in ("γ=3", "2x2x4")}
