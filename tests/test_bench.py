@@ -136,3 +136,14 @@ def test_prompt_set_loads_with_categories():
     prompts = load_prompts()
     assert {p.category for p in prompts} == {"chat", "code", "copy"} and len({p.id for p in prompts}) == len(prompts)
     assert [p.category for p in load_prompts(categories=["copy"], per_category=2)] == ["copy", "copy"]
+
+
+def test_the_corpus_held_out_prompts_read_as_a_prompt_set():
+    from specviz.corpus.prompts import KINDS
+    from specviz.corpus.store import CORPUS_DIR
+
+    prompts = load_prompts(CORPUS_DIR / "heldout.json", per_category=2)
+    assert [p.category for p in prompts] == [k for k in KINDS for _ in range(2)]
+    assert len({p.id for p in prompts}) == len(prompts)
+    assert all(isinstance(p.text, list) and p.text[-1]["role"] == "user" for p in prompts)
+    assert all(len(p.text) == 3 for p in prompts if p.category == "multiturn")   # the opening turn kept

@@ -1,4 +1,7 @@
-"""The benchmark's prompt set: a JSON file of prompts, each with an id and a category."""
+"""The benchmark's prompt set: a JSON file of prompts, each with an id and a category.
+
+The corpus's held-out file (`assets/corpus/heldout.json`) reads as a prompt set too: each prompt's
+kind is its category and its conversation (a multi-turn prompt keeps its earlier turns) its text."""
 
 from __future__ import annotations
 
@@ -15,7 +18,7 @@ DEFAULT_PROMPTS = Path(__file__).resolve().parents[2] / "assets" / "bench_prompt
 class BenchPrompt:
     id: str
     category: str
-    text: str
+    text: str | list[dict]    # the user's text, or a conversation ending with the user's turn
 
 
 def load_prompts(path: str | Path = DEFAULT_PROMPTS, categories: list[str] | None = None,
@@ -23,7 +26,10 @@ def load_prompts(path: str | Path = DEFAULT_PROMPTS, categories: list[str] | Non
     """Prompts of the chosen categories (all when None), at most `per_category` of each."""
     try:
         data = json.loads(Path(path).read_text())
-        prompts = [BenchPrompt(p["id"], p["category"], p["text"]) for p in data["prompts"]]
+        if data.get("format") == "specviz-corpus-heldout":
+            prompts = [BenchPrompt(f"{p['kind']}-{p['key']}", p["kind"], p["messages"]) for p in data["prompts"]]
+        else:
+            prompts = [BenchPrompt(p["id"], p["category"], p["text"]) for p in data["prompts"]]
     except (OSError, ValueError, KeyError, TypeError) as error:
         raise SpecvizError(f"cannot read the prompt set {path}: {error}") from error
     if categories:
