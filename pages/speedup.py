@@ -9,8 +9,8 @@ from pages.ui import controls, models, state, tables
 from pages.ui.linked import linked_view
 from specviz import SpecvizError, charts
 from specviz.drafters import STANDALONE_KINDS
+from specviz.sizing import sizing_stream
 from specviz.sweep import benchmark_points, drafter_comparison, gamma_sweep
-from specviz.tree_size import sizing_stream
 
 controls.sidebar()  # drawn by each page, so a page opened on its own still has it
 st.title("Speedup curves")

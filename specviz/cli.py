@@ -164,10 +164,12 @@ def settings_from_args(args: argparse.Namespace) -> DecodeSettings:
 
 
 def load_models(args: argparse.Namespace):
-    """The target, the drafter and the run's settings the arguments name (torch's thread count set
-    first); with no --gamma, γ is the chain measured fastest for this pair on this machine, if any."""
+    """The target, the drafter and the run's settings the arguments name, prepared for the run
+    (`sizing.prepare`: an auto size resolved), torch's thread count set first; with no --gamma, γ is the
+    chain measured fastest for this pair on this machine, if any."""
     from specviz.drafters import build_drafter
     from specviz.models import load_model
+    from specviz.sizing import prepare
     from specviz.tree_size import measured_gamma
 
     kind = drafter_kind(args)
@@ -178,7 +180,7 @@ def load_models(args: argparse.Namespace):
     settings = settings_from_args(args)
     if args.gamma is None:
         settings = replace(settings, gamma=measured_gamma(target, drafter) or settings.gamma)
-    return target, drafter, settings
+    return target, drafter, prepare(target, drafter, settings)
 
 
 def drafter_kind(args: argparse.Namespace) -> str:
@@ -212,11 +214,13 @@ def run_generate(args: argparse.Namespace) -> None:
     from specviz.decoder import generate
     from specviz.study import Study, Variant
 
-    target, drafter, settings = load_models(args)
+    target, drafter, prepared = load_models(args)
+    settings, sizing = prepared.settings, prepared.sizing
     compare = args.compare_baseline or args.study
     if compare:  # warm up so neither timed run pays the first-call costs
-        generate(target, drafter, args.prompt, replace(settings, max_new_tokens=4), chat=not args.no_chat)
-    trace = generate(target, drafter, args.prompt, settings, chat=not args.no_chat)
+        generate(target, drafter, args.prompt, replace(settings, max_new_tokens=4), chat=not args.no_chat,
+                 sizing=sizing)
+    trace = generate(target, drafter, args.prompt, settings, chat=not args.no_chat, sizing=sizing)
     print_trace(trace, args)
     if compare:
         study = Study("comparison", generate(target, None, args.prompt, settings, chat=not args.no_chat),
@@ -256,8 +260,10 @@ def run_study(args: argparse.Namespace, sweep, *values) -> None:
     """Run a study's runs one by one, saying each as it ends, then save it and print its table."""
     from specviz.decoder import generate
 
-    target, drafter, settings = load_models(args)
-    generate(target, drafter, args.prompt, replace(settings, max_new_tokens=4), chat=not args.no_chat)  # warm-up
+    target, drafter, prepared = load_models(args)
+    settings = prepared.settings
+    generate(target, drafter, args.prompt, replace(settings, max_new_tokens=4), chat=not args.no_chat,
+             sizing=prepared.sizing)  # warm-up
     study = None
     for study in sweep(target, drafter, args.prompt, settings, *values, chat=not args.no_chat):
         ran = study.rows()[-1]

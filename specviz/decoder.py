@@ -33,23 +33,23 @@ from specviz.record import record_iteration
 from specviz.remote import RemoteError, RemoteTarget
 from specviz.settings import DecodeSettings
 from specviz.trace import Iteration, Trace
+from specviz.tree_size import Sizing
 from specviz.warpers import Warper
 
 
 class Run:
     def __init__(self, target: LoadedModel, drafter: Drafter | None, prompt: str,
-                 settings: DecodeSettings, chat: bool = True, use_cache: bool = True, limits: Limits | None = None):
+                 settings: DecodeSettings, chat: bool = True, use_cache: bool = True, limits: Limits | None = None,
+                 sizing: Sizing | None = None):
         """`limits`: the host's (`limits.host_limits`, from the environment) unless given. A prompt and token
-        budget over them or over the target's context is refused here, before any work."""
+        budget over them or over the target's context is refused here, before any work. The run drafts the
+        size `settings` give: `auto_size` is resolved before, by `specviz.sizing.prepare`, which also hands
+        over the pair's `sizing`."""
         self.limits = host_limits() if limits is None else limits
         prompt_ids = target.encode_prompt(prompt, chat=chat)
         self.limits.check(len(prompt_ids), settings.max_new_tokens)
         target.check_fits(len(prompt_ids), settings.max_new_tokens)
-        self.sizing = None
-        if settings.auto_size and drafter is not None:
-            from specviz.tree_size import resolve, size_for  # sizing runs calibration Runs of its own
-            self.sizing = size_for(target, drafter)
-            settings = resolve(settings, self.sizing)
+        self.sizing = sizing
         self.target = target
         self.drafter = drafter
         self.settings = settings

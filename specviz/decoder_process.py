@@ -260,10 +260,13 @@ def _portable(error: Exception) -> Exception:
 
 
 def trace_stream(target, drafter, prompt: str, settings, chat: bool = True) -> Iterator:
-    """Work function for one run: the trace's header (no iterations yet), each iteration, then its `Ending`."""
+    """Work function for one run (its settings prepared first, `sizing.prepare`): the trace's header (no
+    iterations yet), each iteration, then its `Ending`."""
     from specviz.decoder import Run
+    from specviz.sizing import prepare
 
-    run = Run(target, drafter, prompt, settings, chat=chat)
+    prepared = prepare(target, drafter, settings)
+    run = Run(target, drafter, prompt, prepared.settings, chat=chat, sizing=prepared.sizing)
     yield replace(run.trace, iterations=[], generated_ids=[])
     try:
         yield from run

@@ -17,17 +17,22 @@ from specviz.drafters import Drafter, build_drafter
 from specviz.errors import SpecvizError
 from specviz.models import LoadedModel
 from specviz.settings import DecodeSettings
+from specviz.sizing import prepare
 from specviz.study import Study
 
 
 def run_study(target: LoadedModel, drafter: Drafter, prompt: str, kind: str, baseline: DecodeSettings,
               settings: DecodeSettings, variations: list[dict], chat: bool = True) -> Iterator[Study]:
     """Run the target alone with `baseline`, then the drafter with `settings` changed by each
-    variation; yield the study after each run, so a caller can show progress and keep what ran."""
+    variation (an auto size resolved first, `sizing.prepare`); yield the study after each run, so a
+    caller can show progress and keep what ran."""
+    prepared = prepare(target, drafter, settings)
     study = Study(kind, generate(target, None, prompt, baseline, chat=chat))
     yield study
     for varied in variations:
-        study = study.with_variant(varied, generate(target, drafter, prompt, replace(settings, **varied), chat=chat))
+        trace = generate(target, drafter, prompt, replace(prepared.settings, **varied), chat=chat,
+                         sizing=prepared.sizing)
+        study = study.with_variant(varied, trace)
         yield study
 
 

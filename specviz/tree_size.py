@@ -11,33 +11,37 @@ Cost: one drafter step per depth (a tree drafter runs each depth's frontier in o
 target pass over N + 1 tokens from the verify-cost curve. `size_for` returns the size with the most
 expected tokens per second among depths ≤ 8, top-k ≤ 4 and budgets ≤ 64.
 The fastest chain among them (`best_chain`, read from the cache, never measured there) is the default γ.
+
+This module is the arithmetic only and never runs the decoder: `specviz.sizing` measures (it runs
+calibration decodes) and resolves a run's sizes before the run starts.
 """
 
 from __future__ import annotations
 
 import heapq
 import json
-from collections.abc import Iterator
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
-from specviz import verify_cost
-from specviz.decoder import generate
 from specviz.device import pick_device, pick_dtype
-from specviz.drafters.base import Drafter
-from specviz.limits import NO_LIMITS
-from specviz.models import EMBEDDED_NAME, LoadedModel
+from specviz.models import EMBEDDED_NAME
 from specviz.settings import DecodeSettings
 from specviz.trace import Trace
 from specviz.verify_cost import Setup, VerifyCost
 
+if TYPE_CHECKING:
+    from specviz.drafters.base import Drafter
+    from specviz.models import LoadedModel
+
 DEPTHS = range(1, 9)
 BRANCHES = range(1, 5)
 BUDGETS = (1, 2, 3, 4, 5, 6, 8, 10, 12, 16, 20, 24, 32, 48, 64)
-CALIBRATION = ("Explain why the sky is blue in two sentences.",
-               "Write a short Python function that reverses a list.",
-               "Give three tips for a good night's sleep.",
-               "Correct the spelling in this sentence: Teh quick brwon fox jumpd over teh lazy dog.")
 MIN_SAMPLES = 20   # a depth measured on fewer tested nodes borrows the row above it
+
+
+def acceptance_key(drafter: str) -> str:
+    """What the acceptance of the drafter named `drafter` is kept as (`Setup.path`), beside the cost curve."""
+    return f"acceptance-{drafter}"
 
 
 @dataclass
@@ -111,20 +115,6 @@ def candidates(acc: Acceptance, cost: VerifyCost) -> list[TreeSize]:
     return sizes
 
 
-
-
-def calibrate(target: LoadedModel, drafter: Drafter, tokens: int = 48) -> Acceptance:
-    """The drafter's acceptance by depth and rank, from greedy chains of depth 8 on four short
-    prompts of its own (chat, code, a copy-edit); cached beside the verify-cost curve."""
-    path = verify_cost.cache_path(target, f"acceptance-{drafter.name}")
-    if path.is_file():
-        return Acceptance(**json.loads(path.read_text()))
-    settings = DecodeSettings(gamma=max(DEPTHS), temperature=0.0, max_new_tokens=tokens)
-    acc = acceptance([generate(target, drafter, prompt, settings, limits=NO_LIMITS) for prompt in CALIBRATION])
-    verify_cost.keep(path, acc)
-    return acc
-
-
 @dataclass
 class Sizing:
     chosen: TreeSize
@@ -133,17 +123,16 @@ class Sizing:
     acceptance: Acceptance
 
 
-def size_for(target: LoadedModel, drafter: Drafter) -> Sizing:
-    """Measure (once) and choose the tree size for this target, drafter and machine."""
-    cost, acc = verify_cost.cached(target), calibrate(target, drafter)
+def choose(acc: Acceptance, cost: VerifyCost) -> Sizing:
+    """Every candidate predicted from the measurements, and the fastest of them."""
     sizes = candidates(acc, cost)
     return Sizing(max(sizes, key=lambda size: size.tokens_per_s), sizes, cost, acc)
 
 
 def best_chain(setup: Setup, drafter: str) -> TreeSize | None:
     """The chain (branches 1) predicted fastest for the target of `setup` and the drafter named `drafter`,
-    from their cached sizing; None while it has not been measured (`size_for` measures, this only reads)."""
-    paths = setup.path("verify-cost"), setup.path(f"acceptance-{drafter}")
+    from their cached sizing; None while it has not been measured (`sizing.size_for` measures, this only reads)."""
+    paths = setup.path("verify-cost"), setup.path(acceptance_key(drafter))
     if not all(path.is_file() for path in paths):
         return None
     cost, acc = VerifyCost(**json.loads(paths[0].read_text())), Acceptance(**json.loads(paths[1].read_text()))
@@ -165,11 +154,6 @@ def default_gamma(threads: int) -> int | None:
     chain = best_chain(Setup(EMBEDDED_NAME, str(device), str(pick_dtype(device)), threads),
                        drafter_name(default_drafter()))
     return chain.gamma if chain else None
-
-
-def sizing_stream(target: LoadedModel, drafter: Drafter) -> Iterator[Sizing]:
-    """The decoder process's work function: the sizing of the pair it holds."""
-    yield size_for(target, drafter)
 
 
 def resolve(settings: DecodeSettings, sizing: Sizing) -> DecodeSettings:

@@ -24,7 +24,7 @@ from specviz.bench.truncated import truncated_drafter_dir  # noqa: E402
 from specviz.device import decoder_threads  # noqa: E402
 from specviz.drafters import build_drafter, default_drafter  # noqa: E402
 from specviz.models import load_model  # noqa: E402
-from specviz.tree_size import size_for  # noqa: E402
+from specviz.sizing import size_for  # noqa: E402
 
 if os.environ.get("PYTEST_XDIST_WORKER"):
     torch.set_num_threads(1)   # one worker per core: a second thread each would only contend

@@ -111,10 +111,13 @@ def test_the_cost_curve_is_measured_once_and_cached(tiny_llama_dirs, tmp_path, m
 def test_auto_size_measures_once_and_runs_the_chosen_size(tiny_llama_dirs, tmp_path, monkeypatch):
     from specviz import Run
     from specviz.drafters import DraftModelDrafter
+    from specviz.sizing import prepare
     monkeypatch.setenv("SPECVIZ_CACHE", str(tmp_path))
     target, draft = (load_model(str(d)) for d in tiny_llama_dirs)
+    drafter = DraftModelDrafter(draft)
     settings = DecodeSettings(auto_size=True, temperature=0, max_new_tokens=8)
-    run = Run(target, DraftModelDrafter(draft), "w1 w2", settings)
+    prepared = prepare(target, drafter, settings)
+    run = Run(target, drafter, "w1 w2", prepared.settings, sizing=prepared.sizing)
     chosen = run.sizing.chosen
     assert (run.settings.gamma, run.settings.branches, run.settings.nodes) == (chosen.gamma, chosen.branches,
                                                                                 chosen.nodes)

@@ -26,7 +26,7 @@ from specviz.decoder_process import DecoderProcess, ModelSpec
 from specviz.errors import SpecvizError
 from specviz.packed_linear import PackedLinear
 from specviz.settings import DecodeSettings
-from specviz.tree_size import resolve, size_for
+from specviz.sizing import prepare
 
 HF_DRAFTERS = ("ngram", "model")   # drafters transformers' generate can run too
 HEADER = """# Benchmarks
@@ -193,7 +193,7 @@ def _tree_settings(shape: str, target, drafter, args: argparse.Namespace) -> Dec
     """DecodeSettings of a tree given as DEPTHxTOPKxNODES, or of the size `tree_size` picks for `auto`."""
     settings = DecodeSettings(temperature=args.temperature, max_new_tokens=args.max_new_tokens, record=False)
     if shape == "auto":
-        return resolve(settings, size_for(target, drafter))
+        return prepare(target, drafter, replace(settings, auto_size=True)).settings
     try:
         gamma, branches, nodes = (int(x) for x in shape.split("x"))
     except ValueError:

@@ -1,0 +1,68 @@
+"""Sizing a run before it starts: the one place where `auto` sizes are measured and resolved.
+
+`tree_size` holds the arithmetic (expected tokens from the acceptance table, time from the
+verify-cost curve); measuring the acceptance needs decodes of its own, so it lives here, above
+the decoder, which never sizes anything. Every caller that may hold `auto_size` settings (the CLI,
+the app's decoder process, the examples, the bench) passes them through `prepare` and hands the
+decoder the resolved settings; the decoder runs whatever size it is given.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from specviz import tree_size, verify_cost
+from specviz.decoder import generate
+from specviz.drafters.base import Drafter
+from specviz.limits import NO_LIMITS
+from specviz.models import LoadedModel
+from specviz.settings import DecodeSettings
+from specviz.tree_size import Acceptance, Sizing
+
+CALIBRATION = ("Explain why the sky is blue in two sentences.",
+               "Write a short Python function that reverses a list.",
+               "Give three tips for a good night's sleep.",
+               "Correct the spelling in this sentence: Teh quick brwon fox jumpd over teh lazy dog.")
+
+
+def calibrate(target: LoadedModel, drafter: Drafter, tokens: int = 48) -> Acceptance:
+    """The drafter's acceptance by depth and rank, from greedy chains of the deepest searched depth on
+    four short prompts of its own (chat, code, a copy-edit); cached beside the verify-cost curve."""
+    path = verify_cost.cache_path(target, tree_size.acceptance_key(drafter.name))
+    if path.is_file():
+        return Acceptance(**json.loads(path.read_text()))
+    settings = DecodeSettings(gamma=max(tree_size.DEPTHS), temperature=0.0, max_new_tokens=tokens)
+    acc = tree_size.acceptance([generate(target, drafter, prompt, settings, limits=NO_LIMITS)
+                                for prompt in CALIBRATION])
+    verify_cost.keep(path, acc)
+    return acc
+
+
+def size_for(target: LoadedModel, drafter: Drafter) -> Sizing:
+    """Measure (once) and choose the tree size for this target, drafter and machine."""
+    return tree_size.choose(calibrate(target, drafter), verify_cost.cached(target))
+
+
+def sizing_stream(target: LoadedModel, drafter: Drafter) -> Iterator[Sizing]:
+    """The decoder process's work function: the sizing of the pair it holds."""
+    yield size_for(target, drafter)
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """What a run is started with: `Run(target, drafter, prompt, p.settings, sizing=p.sizing)`."""
+
+    settings: DecodeSettings
+    sizing: Sizing | None = None   # measured for the pair when the settings need it; None otherwise
+
+
+def prepare(target: LoadedModel, drafter: Drafter | None, settings: DecodeSettings) -> Prepared:
+    """The settings resolved for a run: with `auto_size` and a drafter, the size `size_for` predicts
+    fastest in place of γ, top-k and budget (`auto_size` stays set, so the trace says where they came
+    from), and the sizing they came from; anything else as it is."""
+    if not settings.auto_size or drafter is None:
+        return Prepared(settings)
+    sizing = size_for(target, drafter)
+    return Prepared(tree_size.resolve(settings, sizing), sizing)
