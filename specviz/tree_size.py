@@ -7,10 +7,24 @@ r₁..r_d is on the accepted path with probability Π P[i][rᵢ], so a tree of N
 expectation E = 1 + Σ over its nodes of that product (the 1 is the correction or bonus token),
 and since a child's product never exceeds its parent's, the best N-node tree holds the N largest
 products (Sequoia, Chen et al. 2024, builds its trees on the same positional acceptance).
-Cost: one drafter step per depth (a tree drafter runs each depth's frontier in one batch) plus one
-target pass over N + 1 tokens from the verify-cost curve. `size_for` returns the size with the most
-expected tokens per second among depths ≤ 8, top-k ≤ 4 and budgets ≤ 64.
-The fastest chain among them (`best_chain`, read from the cache, never measured there) is the default γ.
+Cost: the iteration's fixed work (sampling and verification, a model-free drafter's lookup), one
+drafter step per depth (a tree drafter runs each depth's frontier in one batch) and one target pass
+over N + 1 tokens from the verify-cost curve: E / seconds is the expected tokens per second, the
+measured counterpart of Leviathan et al.'s (1 − α^(γ+1)) / ((1 − α)(γc + 1)) (theorem 3.8).
+`choose` returns the fastest size among depths ≤ 8, top-k ≤ 4 and budgets ≤ 64, and among sizes
+within `TIE` of it the one with the most tokens per iteration; the fastest chain
+(`best_chain`, read from the cache, never measured there) is the default γ.
+
+Two things once made the choice a single node that measured slower (`auto=1x1x1` in the 2026-11-23
+bench). A depth reached by few calibration nodes used to repeat the row above it: prompt lookup on
+the calibration prompts accepted 0.19 at depth 1 (53 nodes) but 4 of 10 at depth 2 and 4 of 4 at
+depth 3 (a copy, once right, stays right), and the borrowed 0.19 made every deeper node look
+worthless. Now each deeper row is the measured one shrunk toward the row above by `PRIOR_NODES`
+pseudo-nodes, so thin evidence moves it part of the way. And the candidates' predictions sit within
+a few percent of each other (lookup+eagle: one node 1% ahead of two), closer than the prediction's
+own error (tens of nodes per depth, median pass times), so the first-listed smallest draft won by
+a hair; among such near ties the size with more tokens per iteration wins, since every iteration
+pays costs the model leaves out (the Python loop, the cache's crop, the drafter's setup).
 
 This module is the arithmetic only and never runs the decoder: `specviz.sizing` measures (it runs
 calibration decodes) and resolves a run's sizes before the run starts.
@@ -36,12 +50,14 @@ if TYPE_CHECKING:
 DEPTHS = range(1, 9)
 BRANCHES = range(1, 5)
 BUDGETS = (1, 2, 3, 4, 5, 6, 8, 10, 12, 16, 20, 24, 32, 48, 64)
-MIN_SAMPLES = 20   # a depth measured on fewer tested nodes borrows the row above it
+PRIOR_NODES = 20   # pseudo-nodes of the row above behind each deeper depth's row
+TIE = 0.02         # predicted rates this close to the fastest are a tie, broken by tokens per iteration
 
 
 def acceptance_key(drafter: str) -> str:
-    """What the acceptance of the drafter named `drafter` is kept as (`Setup.path`), beside the cost curve."""
-    return f"acceptance-{drafter}"
+    """What the acceptance of the drafter named `drafter` is kept as (`Setup.path`), beside the cost curve
+    (v2: rows shrunk toward the row above, and the per-iteration overhead)."""
+    return f"acceptance-v2-{drafter}"
 
 
 @dataclass
@@ -49,6 +65,7 @@ class Acceptance:
     rank: list[list[float]]   # [depth - 1][r]: P(the target's token is the drafter's rank-r guess)
     draft_step: float         # seconds of one drafter step
     samples: list[int]        # tested nodes behind each depth's row
+    overhead: float = 0.0     # seconds of an iteration's fixed work: sampling, verifying, a model-free draft
 
 
 @dataclass
@@ -61,14 +78,23 @@ class TreeSize:
 
 
 def acceptance(traces: list[Trace], depths: int = max(DEPTHS), ranks: int = max(BRANCHES)) -> Acceptance:
-    """P[d][r] from every tested node of the traces (q_top and p_top recorded); a depth with fewer
-    than MIN_SAMPLES tested nodes repeats the row above it (the first depth always has its own)."""
+    """P[d][r] from every tested node of the traces (q_top and p_top recorded). The first depth's row
+    is its own; each deeper row is (hits + PRIOR_NODES · row above) / (tested + PRIOR_NODES), the
+    measured row shrunk toward the one above by how little was measured. The drafter step is the drafting
+    time of iterations that ran the drafter over their drafter calls; the overhead is the sampling time
+    and the drafting time of iterations without a drafter call, per iteration."""
     counts = [[0] * ranks for _ in range(depths)]
     samples = [0] * depths
-    steps = calls = 0.0
+    steps = calls = fixed = 0.0
+    iterations = 0
     for trace in traces:
         for it in trace.iterations:
-            steps, calls = steps + it.draft_time, calls + it.draft_calls
+            iterations += 1
+            if it.draft_calls:
+                steps, calls = steps + it.draft_time, calls + it.draft_calls
+            else:
+                fixed += it.draft_time
+            fixed += it.sample_time
             for node in it.drafts:
                 if node.verdict == "unverified" or node.q_top is None or node.p_top is None \
                         or node.position > depths:
@@ -77,12 +103,10 @@ def acceptance(traces: list[Trace], depths: int = max(DEPTHS), ranks: int = max(
                 samples[d] += 1
                 if target in node.q_top.ids[:ranks]:
                     counts[d][node.q_top.ids.index(target)] += 1
-    rows, last = [], [0.0] * ranks
-    for d in range(depths):
-        if samples[d] >= MIN_SAMPLES or (d == 0 and samples[d]):
-            last = [c / samples[d] for c in counts[d]]
-        rows.append(last)
-    return Acceptance(rows, steps / calls if calls else 0.0, samples)
+    rows = [[c / samples[0] if samples[0] else 0.0 for c in counts[0]]]
+    for d in range(1, depths):
+        rows.append([(c + PRIOR_NODES * above) / (samples[d] + PRIOR_NODES) for c, above in zip(counts[d], rows[-1])])
+    return Acceptance(rows, steps / calls if calls else 0.0, samples, fixed / iterations if iterations else 0.0)
 
 
 def expected_tokens(acc: Acceptance, gamma: int, branches: int, nodes: int) -> float:
@@ -103,7 +127,7 @@ def expected_tokens(acc: Acceptance, gamma: int, branches: int, nodes: int) -> f
 def predict(acc: Acceptance, cost: VerifyCost, gamma: int, branches: int, nodes: int) -> TreeSize:
     nodes = gamma if branches == 1 else nodes
     e = expected_tokens(acc, gamma, branches, nodes)
-    seconds = gamma * acc.draft_step + cost.at(nodes + 1)
+    seconds = acc.overhead + gamma * acc.draft_step + cost.at(nodes + 1)
     return TreeSize(gamma, branches, nodes, e, e / seconds)
 
 
@@ -123,10 +147,16 @@ class Sizing:
     acceptance: Acceptance
 
 
+def fastest(sizes: list[TreeSize]) -> TreeSize:
+    """The size predicted fastest; among those within TIE of it, the one with the most tokens per iteration."""
+    top = max(size.tokens_per_s for size in sizes)
+    return max((size for size in sizes if size.tokens_per_s >= top * (1 - TIE)), key=lambda size: size.expected_tokens)
+
+
 def choose(acc: Acceptance, cost: VerifyCost) -> Sizing:
-    """Every candidate predicted from the measurements, and the fastest of them."""
+    """Every candidate predicted from the measurements, and the one `fastest` picks."""
     sizes = candidates(acc, cost)
-    return Sizing(max(sizes, key=lambda size: size.tokens_per_s), sizes, cost, acc)
+    return Sizing(fastest(sizes), sizes, cost, acc)
 
 
 def best_chain(setup: Setup, drafter: str) -> TreeSize | None:
@@ -136,7 +166,7 @@ def best_chain(setup: Setup, drafter: str) -> TreeSize | None:
     if not all(path.is_file() for path in paths):
         return None
     cost, acc = VerifyCost(**json.loads(paths[0].read_text())), Acceptance(**json.loads(paths[1].read_text()))
-    return max((predict(acc, cost, g, 1, g) for g in DEPTHS), key=lambda size: size.tokens_per_s)
+    return fastest([predict(acc, cost, g, 1, g) for g in DEPTHS])
 
 
 def measured_gamma(target: LoadedModel, drafter: Drafter | None) -> int | None:
