@@ -109,33 +109,46 @@ def acceptance(traces: list[Trace], depths: int = max(DEPTHS), ranks: int = max(
     return Acceptance(rows, steps / calls if calls else 0.0, samples, fixed / iterations if iterations else 0.0)
 
 
-def expected_tokens(acc: Acceptance, gamma: int, branches: int, nodes: int) -> float:
-    """E for the best tree of at most `nodes` nodes, depth ≤ gamma, ≤ branches children per node."""
-    total, heap = 1.0, [(-acc.rank[0][r], 1, r) for r in range(branches)]
+def expected_by_budget(acc: Acceptance, gamma: int, branches: int, most: int) -> list[float]:
+    """E for the best tree of at most n nodes, depth ≤ gamma, ≤ branches children per node, for n = 0..most:
+    the running sum of the largest path products, taken greedily from a heap."""
+    totals, heap = [1.0], [(-acc.rank[0][r], 1, r) for r in range(branches)]
     heapq.heapify(heap)
-    for _ in range(nodes):
-        if not heap:
-            break
+    while heap and len(totals) <= most:
         value, depth, _ = heapq.heappop(heap)
-        total -= value
+        totals.append(totals[-1] - value)
         if depth < gamma:
             for r in range(branches):
                 heapq.heappush(heap, (value * acc.rank[depth][r], depth + 1, r))
-    return total
+    return totals + [totals[-1]] * (most + 1 - len(totals))
 
 
-def predict(acc: Acceptance, cost: VerifyCost, gamma: int, branches: int, nodes: int) -> TreeSize:
-    nodes = gamma if branches == 1 else nodes
-    e = expected_tokens(acc, gamma, branches, nodes)
+def expected_tokens(acc: Acceptance, gamma: int, branches: int, nodes: int) -> float:
+    """E for the best tree of at most `nodes` nodes, depth ≤ gamma, ≤ branches children per node."""
+    return expected_by_budget(acc, gamma, branches, nodes)[nodes]
+
+
+def timed(acc: Acceptance, cost: VerifyCost, gamma: int, branches: int, nodes: int, e: float) -> TreeSize:
+    """The size with E tokens per iteration and its predicted rate: E over the iteration's seconds."""
     seconds = acc.overhead + gamma * acc.draft_step + cost.at(nodes + 1)
     return TreeSize(gamma, branches, nodes, e, e / seconds)
 
 
-def candidates(acc: Acceptance, cost: VerifyCost) -> list[TreeSize]:
-    """Every size searched: chains of each depth, and trees of each depth, top-k and budget."""
-    sizes = [predict(acc, cost, g, 1, g) for g in DEPTHS]
-    sizes += [predict(acc, cost, g, k, n) for g in DEPTHS for k in BRANCHES if k > 1
-              for n in BUDGETS if n > g]
+def predict(acc: Acceptance, cost: VerifyCost, gamma: int, branches: int, nodes: int) -> TreeSize:
+    nodes = gamma if branches == 1 else nodes
+    return timed(acc, cost, gamma, branches, nodes, expected_tokens(acc, gamma, branches, nodes))
+
+
+def candidates(acc: Acceptance, cost: VerifyCost, depth: int = max(DEPTHS), branches: int = max(BRANCHES),
+               nodes: int = max(BUDGETS)) -> list[TreeSize]:
+    """Every size searched, up to the given depth, top-k and budget: chains of each depth, and trees of each
+    depth, top-k and budget."""
+    depths = [g for g in DEPTHS if g <= depth]
+    sizes = [predict(acc, cost, g, 1, g) for g in depths]
+    for g in depths:
+        for k in (k for k in BRANCHES if 1 < k <= branches):
+            es = expected_by_budget(acc, g, k, nodes)
+            sizes += [timed(acc, cost, g, k, n, es[n]) for n in BUDGETS if g < n <= nodes]
     return sizes
 
 
