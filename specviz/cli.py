@@ -117,6 +117,11 @@ def add_decode_arguments(parser: argparse.ArgumentParser) -> None:
                         help="replace --gamma, --branches and --nodes by the tree size predicted fastest on this "
                              "machine (the target's verify-cost curve and the drafter's acceptance, measured once "
                              "and cached)")
+    parser.add_argument("--adaptive", action="store_true",
+                        help="choose before every iteration the draft with the most expected tokens per second, "
+                             "no draft at all included, from acceptance learnt as the run goes (the pair's sizing "
+                             "is the prior and gives the costs, measured once and cached); --gamma, --branches and "
+                             "--nodes are then the largest it may draft (with --auto-size: the sizer's range)")
     parser.add_argument("--verify", default=d.verify, choices=VERIFY_RULES,
                         help="sampling: lossless rejection sampling; greedy: argmax match; spec: SpecDec beta/tau")
     parser.add_argument("--temperature", type=float, default=d.temperature, help="0 means greedy (default 1.0)")
@@ -159,7 +164,7 @@ def settings_from_args(args: argparse.Namespace) -> DecodeSettings:
         max_new_tokens=args.max_new_tokens, record_top_k=args.record_top_k,
         first_target=args.first_target, target_latency_ms=args.target_latency_ms,
         draft_confidence=args.draft_confidence, branches=args.branches, nodes=args.nodes,
-        auto_size=args.auto_size, target_url=args.target_url, target_model=args.target_model,
+        auto_size=args.auto_size, adaptive=args.adaptive, target_url=args.target_url, target_model=args.target_model,
         target_logprobs=args.target_logprobs, target_timeout_s=args.target_timeout)
 
 

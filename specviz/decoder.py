@@ -12,6 +12,10 @@ and hands over those of every committed position whose feature is known: the pro
 the first draft (the prefill that the first verification would have run), then after each
 iteration the position before the drafts and each emitted draft. The feature of the iteration's
 last emitted token (the bonus or correction) comes with the next verification.
+
+An adaptive run (`settings.adaptive`) asks `specviz.adaptive` for each iteration's shape (a chain, a
+tree or no draft) before drafting, and tells it the verdict once the iteration is decided; the
+iteration records the choice.
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ from functools import lru_cache
 
 import torch
 
-from specviz import verification
+from specviz import adaptive, tree_size, verification
 from specviz.device import Clock
 from specviz.drafters import DRAFTER_KINDS, FEATURE_KINDS
 from specviz.drafters.base import Drafter, empty_draft
@@ -50,6 +54,13 @@ class Run:
         self.limits.check(len(prompt_ids), settings.max_new_tokens)
         target.check_fits(len(prompt_ids), settings.max_new_tokens)
         self.sizing = sizing
+        self.policy = None
+        if settings.adaptive and drafter is not None:
+            if sizing is None:
+                raise SpecvizError("an adaptive run starts from the pair's sizing: prepare its settings with "
+                                   "specviz.sizing.prepare")
+            self.policy = adaptive.start(sizing.acceptance, sizing.cost, adaptive.Space(
+                settings.gamma, settings.branches, settings.nodes or max(tree_size.BUDGETS)))
         self.target = target
         self.drafter = drafter
         self.settings = settings
@@ -106,13 +117,16 @@ class Run:
         budget = s.max_new_tokens - len(generated)
         # At most budget - 1 drafts: were they all accepted, the bonus would take the last place, so a
         # draft there could add no token, only a drafter step (so at budget 1 the target steps alone).
-        gamma = min(s.gamma, budget - 1)
+        # An adaptive run's shape is chosen from the iterations finished before this one only.
+        choice = adaptive.choose(self.policy, budget) if self.policy is not None else None
+        gamma, branches, nodes = (choice.gamma, choice.branches, choice.nodes) if choice is not None else \
+            (min(s.gamma, budget - 1), s.branches, s.nodes)
         t0 = self.clock.now()
         if self.drafter is None or gamma == 0 or (s.first_target and index == 0):
             draft = empty_draft(self.vocab, self.target.device)
         else:
             draft = self.drafter.propose(generated, gamma, self.warper, self.generator, s.draft_confidence,
-                                         branches=s.branches, nodes=s.nodes)
+                                         branches=branches, nodes=nodes)
         if isinstance(self.lm, RemoteTarget):
             draft = self.lm.sendable(seq, draft)
         t1 = self.clock.now()
@@ -138,10 +152,12 @@ class Run:
             rows = [0] + [i + 1 for i in verdict.path]   # the root's feature, then each accepted node's
             self.observe(hidden[rows[: len(emitted)]])
         t3 = self.clock.now()
+        if choice is not None:   # the verdict is final: the policy learns from it for the next iteration
+            adaptive.observe(self.policy, choice, draft.parents, verdict.path)
         iteration = Iteration(index=index, drafted=len(drafted), accepted=verdict.accepted,
                               emitted_ids=emitted, draft_time=t1 - t0, verify_time=t2 - t1,
                               sample_time=t3 - t2, draft_calls=draft.calls, unsure=draft.unsure,
-                              network_time=self.lm.network - network)
+                              network_time=self.lm.network - network, choice=choice)
         if isinstance(self.lm, RemoteTarget):
             iteration.server_time = self.lm.server_time
             iteration.p_unknown = self.lm.unknown if s.rule == "sampling" else None

@@ -28,7 +28,10 @@ class DecodeSettings:
     Token trees: `gamma` is the tree's depth, `branches` the children (the drafter's top-k) of each
     expanded node, `nodes` the budget N of nodes kept (0: no budget). `branches` 1 is a chain.
     With `auto_size` the run first replaces those three by the size `tree_size` predicts fastest
-    for the target, drafter and machine.
+    for the target, drafter and machine. With `adaptive` the run chooses before every iteration the
+    shape with the most expected tokens per second (`specviz.adaptive`), no draft at all included:
+    `gamma` is then the deepest it may draft, `branches` the most children per node (1: chains only) and
+    `nodes` the largest tree (0: the sizer's largest); with `auto_size` too, the sizer's whole range.
 
     A remote target (`target_url`, `specviz.remote`): the server at that URL, serving `target_model`
     (empty: the one it serves), verifies; the local target lends its tokenizer (and to trained drafters
@@ -53,6 +56,7 @@ class DecodeSettings:
     branches: int = 1
     nodes: int = 0
     auto_size: bool = False
+    adaptive: bool = False
     target_url: str = ""
     target_model: str = ""
     target_logprobs: int = 20
@@ -78,6 +82,8 @@ class DecodeSettings:
             (not self.target_model or self.target_url, "target_model names a served model: give target_url too"),
             (not (self.auto_size and self.target_url),
              "the auto size measures a local target's passes: size the tree by hand for a remote target"),
+            (not (self.adaptive and self.target_url),
+             "adaptive drafting predicts from a local target's measured passes: fix the draft for a remote target"),
         ]
         for ok, message in checks:
             if not ok:

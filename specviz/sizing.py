@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from specviz import tree_size, verify_cost
 from specviz.decoder import generate
@@ -59,10 +59,15 @@ class Prepared:
 
 
 def prepare(target: LoadedModel, drafter: Drafter | None, settings: DecodeSettings) -> Prepared:
-    """The settings resolved for a run: with `auto_size` and a drafter, the size `size_for` predicts
-    fastest in place of γ, top-k and budget (`auto_size` stays set, so the trace says where they came
-    from), and the sizing they came from; anything else as it is."""
-    if not settings.auto_size or drafter is None:
+    """The settings resolved for a run, and the pair's sizing where they need it (`size_for`). With
+    `auto_size` and a drafter: the size predicted fastest in place of γ, top-k and budget (`auto_size`
+    stays set, so the trace says where they came from); adaptive as well: the sizer's whole range, for
+    the policy to choose from. `adaptive` alone keeps the settings' limits and hands over the sizing, the
+    policy's prior and costs. Anything else as it is."""
+    if not (settings.auto_size or settings.adaptive) or drafter is None:
         return Prepared(settings)
     sizing = size_for(target, drafter)
-    return Prepared(tree_size.resolve(settings, sizing), sizing)
+    if settings.auto_size and settings.adaptive:
+        return Prepared(replace(settings, gamma=max(tree_size.DEPTHS), branches=max(tree_size.BRANCHES),
+                                nodes=max(tree_size.BUDGETS)), sizing)
+    return Prepared(tree_size.resolve(settings, sizing) if settings.auto_size else settings, sizing)

@@ -1,6 +1,6 @@
 """The trace: everything one run decided, as plain records that save to JSON.
 
-Schema (version 4), top level:
+Schema (version 5), top level:
   format "specviz-trace", version, prompt, prompt_ids, target, drafter, device, dtype,
   settings (DecodeSettings), iterations [Iteration], generated_ids, text, wall_time, summary,
   threads (torch CPU threads of the process that ran it; 0 if unknown), waited (seconds the run
@@ -18,7 +18,9 @@ Iteration: index, drafted, accepted, emitted_ids, drafts [DraftStep], final Fina
   target's own compute time, where it reports one; else null), p_unknown (a remote target that
   returned p's top-k only, under lossless sampling: the largest mass of p outside what came back over
   the iteration's rows, which the verification renormalised away; null: p was known); the three added
-  in version 4, a file without them loads with 0, null, null.
+  in version 4, a file without them loads with 0, null, null. choice (an adaptive run's: the shape the
+  policy chose before the iteration and what it predicted, `Choice`; null for a fixed shape; added in
+  version 5, a file without it loads with null).
   `drafts` are the nodes of the iteration's token tree (a chain in order, or parents before children).
 DraftStep: position (the node's depth, 1-based), token_id, token, q, p (the target's, after the
   node's parent), ratio (what the test compared with u: p(x)/q(x), with p' for a sibling tried after a
@@ -31,6 +33,9 @@ DraftStep: position (the node's depth, 1-based), token_id, token, q, p (the targ
   parent and sampled; a version 1 file loads as chains.
 FinalToken: kind ("correction" | "bonus" | "target"), token_id, token, sampled_from
   ("residual" | "p" | "argmax p"), top (TopK of that distribution).
+Choice: gamma (the depth chosen; 0: no draft), branches, nodes, expected_tokens (E), gain (predicted
+  tokens/s over the target alone's), alpha (the running estimate of depth 1's acceptance when it was
+  chosen), probe (drafted to learn rather than predicted faster).
 TopK: ids, tokens, probs.
 `summary` is recomputed from the iterations on load; it is saved for readers of the file.
 """
@@ -49,7 +54,7 @@ from specviz.settings import DecodeSettings
 from specviz.tree import depths
 
 FORMAT = "specviz-trace"
-VERSION = 4
+VERSION = 5
 MAX_BYTES = 64 * 2**20  # a larger trace or study file is refused before it is parsed
 
 
@@ -89,6 +94,20 @@ class FinalToken:
     top: TopK | None = None
 
 
+@dataclass(frozen=True)
+class Choice:
+    """The draft shape an adaptive policy chose before an iteration, and the prediction that chose it
+    (`specviz.adaptive`)."""
+
+    gamma: int                 # depth; 0: no draft, one plain target step
+    branches: int
+    nodes: int
+    expected_tokens: float     # E: tokens per iteration predicted
+    gain: float                # predicted tokens/s over the target alone's
+    alpha: float               # the estimate of depth 1's acceptance (the drafter's first guess) when chosen
+    probe: bool = False        # drafted to learn, not because it was predicted faster
+
+
 @dataclass
 class Iteration:
     index: int
@@ -106,6 +125,7 @@ class Iteration:
     network_time: float = 0.0
     server_time: float | None = None
     p_unknown: float | None = None
+    choice: Choice | None = None
 
     @property
     def parents(self) -> list[int]:
@@ -298,7 +318,9 @@ def _iteration(data: dict) -> Iteration:
     final = data["final"]
     if final is not None:
         final = FinalToken(**{**final, "top": _topk(final["top"])})
-    return Iteration(**{**data, "drafts": drafts, "final": final})
+    choice = data.get("choice")
+    return Iteration(**{**data, "drafts": drafts, "final": final,
+                        "choice": Choice(**choice) if choice is not None else None})
 
 
 def text_segments(trace: Trace, include_rejected: bool = True) -> list[tuple[str, str]]:

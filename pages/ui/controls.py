@@ -34,7 +34,7 @@ MAX_GAMMA = 32         # γ's top: SpecDec's Table 3 drafts blocks of k = 10 …
 
 DEFAULTS = {
     "pair": EMBEDDED_PAIR, "custom_target": "", "custom_drafter": "", "gamma": DecodeSettings.gamma,
-    "branches": 1, "nodes": 0, "auto_size": True,
+    "branches": 1, "nodes": 0, "auto_size": True, "adaptive": False,
     "draft_confidence": 0.0, "verify": "sampling", "beta": 3, "tau": 1.0, "temperature": 0.5, "top_k": 0,
     "top_p": 1.0, "seed": 0,
     "max_new_tokens": 48, "target_latency_ms": 0, "remote_target": "", "prompt_choice": next(iter(PROMPTS)),
@@ -42,7 +42,7 @@ DEFAULTS = {
 }
 
 KEPT = "sidebar_settings"   # a plain session key, which Streamlit never drops
-EXAMPLE_SETTINGS = ("gamma", "branches", "nodes", "auto_size", "draft_confidence", "verify", "beta", "tau",
+EXAMPLE_SETTINGS = ("gamma", "branches", "nodes", "auto_size", "adaptive", "draft_confidence", "verify", "beta", "tau",
                     "temperature", "top_k", "top_p", "seed", "max_new_tokens")
 
 
@@ -126,6 +126,11 @@ def sidebar() -> None:
         st.toggle("Size the tree for this machine (auto)", value=k["auto_size"], key="auto_size",
                   help="Measures once the target's verify cost and the drafter's acceptance by depth and rank, "
                        "then runs the depth, branches and budget predicted fastest (the Speedup page shows why).")
+        st.toggle("Adapt the draft to the text (adaptive)", value=k["adaptive"], key="adaptive",
+                  help="Before every iteration, drafts the shape with the most expected tokens per second, or "
+                       "nothing at all, from the acceptance seen so far in this run (the pair's sizing is the prior "
+                       "and gives the costs). γ, branches and the node budget become the most it may draft; with "
+                       "the auto size on, the sizer's whole range.")
         st.slider("γ: tokens drafted per iteration (a tree's depth)", 1, MAX_GAMMA, value=k["gamma"], key="gamma",
                   help=_gamma_help())
         st.slider("Branches: children per drafted node (top-k; 1 = a chain)", 1, 8, value=k["branches"],
@@ -178,10 +183,12 @@ def _remote_target(kept: str) -> None:
 
 
 def _use_remote() -> None:
-    """A remote target verifies with the tree sized by hand (the auto size measures a local target's passes),
+    """A remote target verifies with the tree sized by hand (the auto size and adaptive drafts predict from a local
+    target's measured passes),
     and drafts with the tiny LM, which needs no hidden states."""
     if st.session_state.remote_target:
         st.session_state.auto_size = False
+        st.session_state.adaptive = False
         if st.session_state.drafter in FEATURE_KINDS:
             st.session_state.drafter = "tiny"
 
@@ -190,7 +197,8 @@ def settings() -> DecodeSettings:
     """DecodeSettings from the sidebar; raises SpecvizError for invalid values."""
     k = st.session_state[KEPT]
     return DecodeSettings(gamma=int(k["gamma"]), branches=int(k["branches"]), nodes=int(k["nodes"]),
-                          auto_size=bool(k["auto_size"]), draft_confidence=float(k["draft_confidence"]),
+                          auto_size=bool(k["auto_size"]), adaptive=bool(k["adaptive"]),
+                          draft_confidence=float(k["draft_confidence"]),
                           verify=k["verify"], temperature=float(k["temperature"]), top_k=int(k["top_k"]),
                           top_p=float(k["top_p"]), beta=int(k["beta"]), tau=float(k["tau"]), seed=int(k["seed"]),
                           max_new_tokens=int(k["max_new_tokens"]), target_latency_ms=float(k["target_latency_ms"]),

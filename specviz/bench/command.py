@@ -27,6 +27,7 @@ from specviz.errors import SpecvizError
 from specviz.packed_linear import PackedLinear
 from specviz.settings import DecodeSettings
 from specviz.sizing import prepare
+from specviz.tree_size import DEPTHS
 
 HF_DRAFTERS = ("ngram", "model")   # drafters transformers' generate can run too
 HEADER = """# Benchmarks
@@ -57,6 +58,9 @@ def add_bench_arguments(parser: argparse.ArgumentParser) -> None:
                         help="comma-separated token trees DEPTHxTOPKxNODES (e.g. 5x3x16), or auto (the size "
                              "tree_size predicts fastest), each timed with recording off beside the chains "
                              "(default: none)")
+    parser.add_argument("--adaptive", action="store_true",
+                        help="also time each drafter adaptive (specviz.adaptive), with recording off: chains up to "
+                             "depth 8, and trees over the sizer's whole range")
     parser.add_argument("--temperature", type=float, default=0.0,
                         help="0 = greedy, outputs checked against the baseline (default 0)")
     parser.add_argument("--max-new-tokens", type=int, default=64, help="tokens per prompt (default 64)")
@@ -153,6 +157,12 @@ def run_bench(args: argparse.Namespace) -> None:
             settings = _tree_settings(shape, target, drafter, args)
             methods.append(replace(engine_method(target, drafter, kind, settings, chat, held,
                                                  label="auto" if shape == "auto" else ""), prompts=subset))
+        if args.adaptive:
+            for trees_too in (False, True):
+                prepared = prepare(target, drafter, replace(base, adaptive=True, gamma=max(DEPTHS),
+                                                            auto_size=trees_too))
+                methods.append(replace(engine_method(target, drafter, kind, prepared.settings, chat, held,
+                                                     sizing=prepared.sizing), prompts=subset))
     if "ngram" in kinds and not args.no_hf:
         notes.append("Both n-gram drafters match up to 3-grams and copy after the first (leftmost) match, so they "
                      "propose the same drafts.")

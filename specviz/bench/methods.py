@@ -22,6 +22,7 @@ from specviz.drafters.base import Drafter
 from specviz.models import LoadedModel
 from specviz.settings import DecodeSettings
 from specviz.trace import Trace
+from specviz.tree_size import Sizing
 
 
 @dataclass(frozen=True)
@@ -58,9 +59,11 @@ class Method:
 
 
 def engine_method(target: LoadedModel, drafter: Drafter | None, kind: str, settings: DecodeSettings,
-                  chat: bool = True, models: tuple[LoadedModel, ...] = (), label: str = "") -> Method:
+                  chat: bool = True, models: tuple[LoadedModel, ...] = (), label: str = "",
+                  sizing: Sizing | None = None) -> Method:
     """The engine's `generate`, timed from the call to the returned trace (prompt encoding included).
-    A tree's name shows its size, after `label` ("auto" when the size was chosen by `tree_size`)."""
+    A tree's name shows its size, after `label` ("auto" when the size was chosen by `tree_size`); an
+    adaptive run's says so and how far it may draft (`sizing`: the pair's, which the policy starts from)."""
     clock = Clock(target.device)
     if drafter is None:
         spec = MethodSpec("engine baseline", "engine", "none", record=settings.record)
@@ -68,12 +71,15 @@ def engine_method(target: LoadedModel, drafter: Drafter | None, kind: str, setti
         rec = "on" if settings.record else "off"
         tree = f"{settings.gamma}x{settings.branches}x{settings.nodes}" if settings.branches > 1 or label else ""
         shape = f"tree {label + '=' if label else ''}{tree}" if tree else f"γ={settings.gamma}"
+        if settings.adaptive:
+            tree = f"adaptive {'trees' if settings.branches > 1 else 'chains'}"
+            shape = f"{tree} ≤{settings.gamma}"
         spec = MethodSpec(f"engine {kind} {shape}{_stop(settings)} rec {rec}", "engine", kind,
                           settings.gamma, settings.record, settings.draft_confidence, tree)
 
     def run(prompt: BenchPrompt) -> Outcome:
         start, cpu = clock.now(), time.process_time()
-        trace = generate(target, drafter, prompt.text, settings, chat=chat)
+        trace = generate(target, drafter, prompt.text, settings, chat=chat, sizing=sizing)
         return _outcome(trace, clock.now() - start, time.process_time() - cpu)
 
     return Method(spec, run, (target, *models))

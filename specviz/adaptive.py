@@ -1,0 +1,126 @@
+"""Adaptive speculation: before each iteration, the draft shape with the most expected tokens per second.
+
+A fixed γ loses time wherever the drafter does not suit the text: every drafted token that is
+verified and thrown away costs a drafter step and a wider target pass. The policy here picks, before
+each iteration, among drafting nothing (one plain target step), a chain of γ tokens and a token tree
+(depth, top-k, budget N), the shape whose expected tokens per second is highest:
+
+    E = 1 + Σ over the tree's nodes of Π P̂[i][rᵢ]          (tokens per iteration; a chain of acceptance
+                                                              α gives Leviathan et al.'s eq. 1,
+                                                              (1 − α^(γ+1)) / (1 − α))
+    T = overhead + depth · drafter step + verify(N + 1)      (seconds per iteration)
+
+E / T over the target alone's 1 / (overhead + verify(1)) is the measured-cost form of Leviathan
+et al.'s expected walltime improvement (1 − α^(γ+1)) / ((1 − α)(γc + 1)) (theorem 3.8). The
+arithmetic of E and T is `tree_size`'s; the costs (verify-cost curve, drafter step, overhead) are the
+pair's sizing, measured before the run (`specviz.sizing.prepare`); P̂ is estimated here.
+
+Acceptance estimates: P̂[d][r] is the chance that, at depth d of a path accepted so far, the target's
+token is the drafter's rank-r child. Each cell starts at the sizing's calibrated table (the prior,
+worth `PRIOR_NODES` nodes) and learns from every finished iteration: each child a verification
+reached counts a try for its depth and rank, and a hit when it is the one accepted. Old evidence
+fades by `MEMORY` per new try (a moving average, as SGLang's adaptive draft steps use), so the
+estimates follow the text as it changes from prose to a copied passage and back.
+
+A policy that stops drafting learns nothing more, so after `FIRST_PROBE_GAP` undrafted iterations
+it drafts one node (a probe); each probe that fails doubles the gap, up to `MAX_PROBE_GAP`, and an
+accepted one resets it. On text no drafter can guess the probes cost a few percent of one
+iteration each, spread ever thinner.
+
+Losslessness: a shape is chosen from the iterations already finished (the state learns only after
+an iteration's verdict is final), never from the current target pass, and every shape's verification
+reproduces the target's distribution, so the output stays distributed exactly as the target's. The
+policy reads no clock during the run: given the seed, an adaptive run is reproducible.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from specviz import tree_size
+from specviz.trace import Choice
+from specviz.tree import children
+from specviz.tree_size import Acceptance
+from specviz.verify_cost import VerifyCost
+
+PRIOR_NODES = 1.0      # the calibrated table counts as this many tries of each cell
+MEMORY = 0.9           # each new try of a cell keeps this share of its earlier evidence
+FIRST_PROBE_GAP = 4    # undrafted iterations before the first one-node probe
+MAX_PROBE_GAP = 64
+
+
+@dataclass(frozen=True)
+class Space:
+    """The shapes the policy may choose: depth ≤ `depth`, top-k ≤ `branches` (1: chains only), nodes ≤ `nodes`."""
+
+    depth: int
+    branches: int
+    nodes: int
+
+
+@dataclass
+class State:
+    """What the policy knows before an iteration: the prior, the costs and the evidence of the iterations
+    finished so far (`seen` of them)."""
+
+    prior: Acceptance
+    cost: VerifyCost
+    space: Space
+    hits: list[list[float]]
+    tries: list[list[float]]
+    seen: int = 0
+    idle: int = 0                       # iterations since the last draft
+    probe_gap: int = FIRST_PROBE_GAP
+
+
+def start(prior: Acceptance, cost: VerifyCost, space: Space) -> State:
+    """The state before the first iteration: the calibrated table, no evidence."""
+    shape = [[0.0] * len(row) for row in prior.rank]
+    return State(prior, cost, space, [list(row) for row in shape], [list(row) for row in shape])
+
+
+def estimates(state: State) -> Acceptance:
+    """P̂[d][r] = (PRIOR_NODES · prior + hits) / (PRIOR_NODES + tries), with the prior's costs."""
+    rank = [[(PRIOR_NODES * p + h) / (PRIOR_NODES + t) for p, h, t in zip(prior, hit, tried)]
+            for prior, hit, tried in zip(state.prior.rank, state.hits, state.tries)]
+    return Acceptance(rank, state.prior.draft_step, state.prior.samples, state.prior.overhead)
+
+
+def choose(state: State, budget: int) -> Choice:
+    """The shape for an iteration with `budget` tokens left: the fastest draft (`tree_size.fastest`) when
+    it beats the target alone, else no draft, or a one-node probe once the policy has waited long enough."""
+    acc = estimates(state)
+    alone = tree_size.predict(acc, state.cost, 0, 1, 0)
+    alpha = acc.rank[0][0]
+    depth = min(state.space.depth, budget - 1)   # the bonus takes the last place (see `Run._step`)
+    space = state.space
+    drafts = tree_size.candidates(acc, state.cost, depth, space.branches, space.nodes) if depth > 0 else []
+    best = tree_size.fastest(drafts) if drafts else None
+    if best is not None and best.tokens_per_s > alone.tokens_per_s:
+        return Choice(best.gamma, best.branches, best.nodes, best.expected_tokens,
+                      best.tokens_per_s / alone.tokens_per_s, alpha)
+    if depth > 0 and state.idle >= state.probe_gap:
+        probe = tree_size.predict(acc, state.cost, 1, 1, 1)
+        return Choice(1, 1, 1, probe.expected_tokens, probe.tokens_per_s / alone.tokens_per_s, alpha, probe=True)
+    return Choice(0, 1, 0, 1.0, 1.0, alpha)
+
+
+def observe(state: State, choice: Choice, parents: list[int], path: list[int]) -> None:
+    """Learn from a finished iteration: the shape it drafted (`parents`, node order = each node's rank
+    among its siblings) and the path its verification accepted."""
+    state.seen += 1
+    if not parents:
+        state.idle += choice.gamma == 0
+        return
+    tree = children(parents)
+    for depth, node in enumerate([-1, *path], start=1):
+        kids = tree.get(node, [])
+        if not kids or depth > len(state.tries):
+            break
+        for rank, kid in enumerate(kids[: len(state.tries[depth - 1])]):
+            tried, hit = state.tries[depth - 1], state.hits[depth - 1]
+            tried[rank] = MEMORY * tried[rank] + 1.0
+            hit[rank] = MEMORY * hit[rank] + (depth <= len(path) and path[depth - 1] == kid)
+    if choice.probe:
+        state.probe_gap = FIRST_PROBE_GAP if path else min(2 * state.probe_gap, MAX_PROBE_GAP)
+    state.idle = 0

@@ -1,0 +1,201 @@
+"""Adaptive speculation: the policy's choices from constructed acceptance and costs, the losslessness of
+runs that adapt (greedy equality, a chi-square at temperature 1), and the order of its reads: a shape is
+chosen from finished iterations only."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+import torch
+from test_lossless import PROMPT, RUNS, chi_square_p_value, exact_two_tokens
+from test_tree_size import ONE_THREAD, cost
+
+from specviz import DecodeSettings, Run, adaptive, generate, load_model, sizing, tree_size
+from specviz.drafters import DraftModelDrafter
+from specviz.errors import SpecvizError
+from specviz.trace import Choice
+from specviz.tree_size import Acceptance, Sizing
+
+CHAINS = adaptive.Space(depth=6, branches=1, nodes=64)
+TREES = adaptive.Space(depth=4, branches=3, nodes=16)
+
+
+def flat(alpha: float, ranks: tuple[float, ...] = (0.0, 0.0, 0.0), draft_step: float = 0.002) -> Acceptance:
+    return Acceptance([[alpha, *ranks]] * 8, draft_step=draft_step, samples=[100] * 8, overhead=0.001)
+
+
+def pair_sizing(acc: Acceptance, relative: list[float] | None = None) -> Sizing:
+    c = cost(relative or [1, 1.05, 1.1, 1.2, 1.5, 2.0, 3.0])
+    return tree_size.choose(acc, c)
+
+
+def test_no_draft_when_the_drafter_is_almost_never_right():
+    state = adaptive.start(flat(0.02), ONE_THREAD, CHAINS)
+    assert adaptive.choose(state, budget=64) == Choice(0, 1, 0, 1.0, 1.0, 0.02)
+
+
+def test_a_long_draft_when_the_drafter_is_almost_always_right():
+    chosen = adaptive.choose(adaptive.start(flat(0.98), ONE_THREAD, CHAINS), budget=64)
+    assert (chosen.gamma, chosen.branches) == (CHAINS.depth, 1) and chosen.gain > 3
+    assert adaptive.choose(adaptive.start(flat(0.98), ONE_THREAD, CHAINS), budget=3).gamma == 2  # the bonus's place
+
+
+def test_trees_only_where_the_space_allows_them():
+    acc = flat(0.5, ranks=(0.3, 0.1, 0.0))
+    flat_curve = cost([1, 1, 1, 1, 1.02, 1.05, 1.1])
+    assert adaptive.choose(adaptive.start(acc, flat_curve, TREES), 64).branches > 1
+    assert adaptive.choose(adaptive.start(acc, flat_curve, CHAINS), 64).branches == 1
+
+
+def test_rejections_stop_the_drafts_and_probes_thin_out():
+    """A prior of 0.6 drafts; each rejected first node lowers the estimate until the target steps alone;
+    then one-node probes come after 4, 8, 16 undrafted iterations while they fail, and an accepted one
+    brings the gap back to 4."""
+    state = adaptive.start(flat(0.6), ONE_THREAD, CHAINS)
+    chosen, drafted = [], 0
+    while len(chosen) < 60:
+        choice = adaptive.choose(state, 64)
+        chosen.append(choice)
+        parents = list(range(-1, choice.gamma - 1))
+        adaptive.observe(state, choice, parents, [])
+        drafted += choice.gamma > 0 and not choice.probe
+    assert chosen[0].gamma > 1 and 1 <= drafted <= 8
+    probes = [i for i, c in enumerate(chosen) if c.probe]
+    gaps = [b - a - 1 for a, b in zip(probes, probes[1:])]
+    assert gaps[:2] == [8, 16] and all(c.gamma == 1 for c in chosen if c.probe)
+    assert adaptive.estimates(state).rank[0][0] < 0.1
+    assert state.seen == 60
+    adaptive.observe(state, chosen[probes[-1]], [-1], [0])
+    assert state.probe_gap == adaptive.FIRST_PROBE_GAP
+
+
+def test_a_tree_teaches_every_rank_it_tried():
+    """Root children of ranks 0 and 1: rank 1 accepted, then its child of rank 0 rejected."""
+    state = adaptive.start(flat(0.5, ranks=(0.5, 0.5, 0.5)), ONE_THREAD, TREES)
+    choice = Choice(2, 2, 3, 2.0, 1.0, 0.5)
+    adaptive.observe(state, choice, [-1, -1, 1], [1])
+    assert state.tries[0][:3] == [1.0, 1.0, 0.0] and state.hits[0][:2] == [0.0, 1.0]
+    assert state.tries[1][:2] == [1.0, 0.0] and state.hits[1][0] == 0.0
+    rank = adaptive.estimates(state).rank
+    assert rank[0][:3] == [0.25, 0.75, 0.5] and rank[1][0] == 0.25
+
+
+@pytest.fixture(scope="module")
+def models(tiny_llama_dirs):
+    torch.set_num_threads(1)
+    target = load_model(str(tiny_llama_dirs[0]))
+    target.eos_ids = frozenset()   # every run writes its whole budget
+    return target, load_model(str(tiny_llama_dirs[0])), load_model(str(tiny_llama_dirs[1]))
+
+
+def adaptive_settings(**kwargs) -> DecodeSettings:
+    return DecodeSettings(adaptive=True, **kwargs)
+
+
+@pytest.mark.parametrize("branches", [1, 3], ids=["chains", "trees"])
+@pytest.mark.parametrize("which", ["itself", "another"])
+def test_greedy_adaptive_runs_reproduce_the_target_alone(models, branches, which):
+    """The target drafting for itself is always right (long drafts); another tiny LM mostly wrong, with a
+    prior that promises 0.9 (drafts, rejections, then the target alone and probes)."""
+    target, same, other = models
+    drafter = DraftModelDrafter(same if which == "itself" else other)
+    settings = adaptive_settings(gamma=5, branches=branches, nodes=12, temperature=0.0, max_new_tokens=40)
+    alone = generate(target, None, PROMPT, settings).generated_ids
+    run = Run(target, drafter, PROMPT, settings, sizing=pair_sizing(flat(0.9, ranks=(0.3, 0.1, 0.0))))
+    trace = run.trace
+    list(run)
+    assert trace.generated_ids == alone
+    choices = [it.choice for it in trace.iterations]
+    assert all(c is not None for c in choices)
+    assert len({c.gamma for c in choices}) > 1 or which == "itself"
+    if which == "itself":
+        assert max(c.gamma for c in choices) == 5
+    else:
+        assert any(c.gamma == 0 for c in choices)
+    if branches > 1:
+        assert any(c.branches > 1 for c in choices)
+
+
+def test_an_adaptive_run_needs_the_pairs_sizing(models):
+    target, same, _ = models
+    with pytest.raises(SpecvizError, match="sizing"):
+        Run(target, DraftModelDrafter(same), PROMPT, adaptive_settings())
+    with pytest.raises(SpecvizError, match="remote"):
+        adaptive_settings(target_url="http://127.0.0.1:1")
+
+
+def test_prepare_measures_the_sizing_for_an_adaptive_run(models, tmp_path, monkeypatch):
+    monkeypatch.setenv("SPECVIZ_CACHE", str(tmp_path))
+    target, _, other = models
+    drafter = DraftModelDrafter(other)
+    plain = sizing.prepare(target, drafter, adaptive_settings(gamma=3))
+    assert plain.sizing is not None and plain.settings.gamma == 3
+    auto = sizing.prepare(target, drafter, adaptive_settings(auto_size=True))
+    assert (auto.settings.gamma, auto.settings.branches, auto.settings.nodes) == (
+        max(tree_size.DEPTHS), max(tree_size.BRANCHES), max(tree_size.BUDGETS))
+    assert sizing.prepare(target, None, adaptive_settings()).sizing is None
+
+
+def test_each_shape_is_chosen_from_finished_iterations_only(models, monkeypatch):
+    """The order of the policy's reads and the target's passes: before iteration i's target pass the
+    policy has learnt exactly i iterations, and it learns iteration i only after that pass."""
+    target, _, other = models
+    events: list[tuple[str, int]] = []
+    choose, observe = adaptive.choose, adaptive.observe
+
+    def choosing(state, budget):
+        events.append(("choose", state.seen))
+        return choose(state, budget)
+
+    def observing(state, *args):
+        events.append(("observe", state.seen))
+        observe(state, *args)
+
+    monkeypatch.setattr(adaptive, "choose", choosing)
+    monkeypatch.setattr(adaptive, "observe", observing)
+    run = Run(target, DraftModelDrafter(other), PROMPT, adaptive_settings(temperature=1.0, max_new_tokens=20),
+              sizing=pair_sizing(flat(0.5)))
+    logits = run.lm.logits
+
+    def verifying(*args, **kwargs):
+        events.append(("verify", len(run.trace.iterations)))
+        return logits(*args, **kwargs)
+
+    monkeypatch.setattr(run.lm, "logits", verifying)
+    list(run)
+    n = len(run.trace.iterations)
+    assert events == [event for i in range(n) for event in (("choose", i), ("verify", i), ("observe", i))]
+
+
+@pytest.mark.parametrize("branches", [1, 3], ids=["chains", "trees"])
+def test_adaptive_sampling_matches_the_target_distribution(models, branches):
+    """Temperature 1, three tokens per run: the first iteration drafts up to two, and the second's shape
+    depends on the first's verdicts (a rejection lowers the estimate below the break-even of a draft).
+    The first two tokens over many seeds follow the target's p(x1) p(x2 | x1)."""
+    target, _, other = models
+    settings = adaptive_settings(gamma=2, branches=branches, nodes=4, temperature=1.0, max_new_tokens=3,
+                                 record=False)
+    shaped = pair_sizing(flat(0.5, ranks=(0.3, 0.1, 0.0)), [1, 1.3, 1.6, 1.9, 2.5, 3.0, 4.0])
+    counts: Counter = Counter()
+    shapes: Counter = Counter()
+    for seed in range(RUNS):
+        s = DecodeSettings(**{**settings.to_dict(), "seed": seed})
+        run = Run(target, DraftModelDrafter(other), PROMPT, s, sizing=shaped)
+        list(run)
+        counts[tuple(run.trace.generated_ids[:2])] += 1
+        shapes[tuple(it.choice.gamma for it in run.trace.iterations)] += 1
+    assert len(shapes) > 1   # the verdicts changed the shapes that followed
+    assert chi_square_p_value(exact_two_tokens(target, settings), counts) > 1e-3
+
+
+def test_the_bench_names_an_adaptive_method_and_runs_it_from_the_sizing(models):
+    from specviz.bench.methods import engine_method
+    from specviz.bench.prompts import BenchPrompt
+
+    target, _, other = models
+    acc = pair_sizing(flat(0.5))
+    settings = adaptive_settings(gamma=8, temperature=0.0, max_new_tokens=6, record=False)
+    method = engine_method(target, DraftModelDrafter(other), "model", settings, sizing=acc)
+    assert method.spec.name == "engine model adaptive chains ≤8 rec off" and method.spec.tree == "adaptive chains"
+    assert len(method.run(BenchPrompt("p", "chat", PROMPT)).ids) == 6
