@@ -19,9 +19,12 @@ st.caption("Runs the target alone once, then the sidebar's pair and prompt once 
            "save it, or load one, on the **Traces** page.")
 gammas = st.multiselect("γ values to sweep", list(range(1, controls.MAX_GAMMA + 1)), default=[1, 2, 4, 8],
                         key="sweep_gammas")
+adaptive = st.checkbox("…and an adaptive run beside them (chains up to the largest γ)", value=True,
+                       key="sweep_adaptive", help="The adaptive run chooses its draft length before every iteration "
+                       "(the sidebar's Adapt the draft to the text); it is drawn as a dashed level across every γ.")
 if st.button("Run γ sweep", type="primary", key="run_sweep", disabled=not gammas):
-    swept = models.runs_with_progress("γ sweep", 1 + len(gammas), gamma_sweep, lambda: (
-        st.session_state.prompt, controls.settings(), sorted(gammas)))
+    swept = models.runs_with_progress("γ sweep", 1 + len(gammas) + adaptive, gamma_sweep, lambda: (
+        st.session_state.prompt, controls.settings(), sorted(gammas), True, adaptive))
     if swept is not None:
         swept[0][-1].baseline.waited = swept[1]
         state.set_study(swept[0][-1])
@@ -84,3 +87,9 @@ if st.session_state.get("sizing") is not None:
 trace = state.require_trace()
 st.subheader(f"Where drafts die in the current trace (γ = {trace.settings.gamma})")
 linked_view(trace, key="linked")
+if any(it.choice is not None for it in trace.iterations):
+    st.subheader("Adaptive drafts in the current trace")
+    st.caption("The draft chosen before each iteration (outlined: a probe after a pause), the drafts it accepted, "
+               "and the acceptance estimate and predicted speedup the choice read. The Lesson's step \"Why this draft "
+               "length\" walks through one choice.")
+    st.plotly_chart(charts.adaptive_chart(trace), key="adaptive_chart")

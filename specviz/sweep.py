@@ -24,31 +24,33 @@ from specviz.study import Study
 def run_study(target: LoadedModel, drafter: Drafter, prompt: str, kind: str, baseline: DecodeSettings,
               settings: DecodeSettings, variations: list[dict], chat: bool = True) -> Iterator[Study]:
     """Run the target alone with `baseline`, then the drafter with `settings` changed by each
-    variation (an auto size resolved first, `sizing.prepare`); yield the study after each run, so a
-    caller can show progress and keep what ran."""
-    prepared = prepare(target, drafter, settings)
+    variation (each prepared for its run, `sizing.prepare`: an auto size resolved, an adaptive run's
+    sizing measured once); yield the study after each run, so a caller can show progress and keep what ran."""
     study = Study(kind, generate(target, None, prompt, baseline, chat=chat))
     yield study
     for varied in variations:
-        trace = generate(target, drafter, prompt, replace(prepared.settings, **varied), chat=chat,
-                         sizing=prepared.sizing)
+        prepared = prepare(target, drafter, replace(settings, **varied))
+        trace = generate(target, drafter, prompt, prepared.settings, chat=chat, sizing=prepared.sizing)
         study = study.with_variant(varied, trace)
         yield study
 
 
 def gamma_sweep(target: LoadedModel, drafter: Drafter, prompt: str, settings: DecodeSettings,
-                gammas: list[int], chat: bool = True) -> Iterator[Study]:
-    """The target alone, then one run per γ (chains: a tree's width is fixed by γ's meaning here)."""
-    chains = replace(settings, branches=1, nodes=0, auto_size=False)
-    return run_study(target, drafter, prompt, "gamma sweep", chains, chains,
-                     [{"gamma": int(g)} for g in gammas], chat)
+                gammas: list[int], chat: bool = True, adaptive: bool = False) -> Iterator[Study]:
+    """The target alone, then one run per γ (chains: a tree's width is fixed by γ's meaning here); with
+    `adaptive`, last an adaptive run of chains up to the largest γ, beside the fixed ones."""
+    chains = replace(settings, branches=1, nodes=0, auto_size=False, adaptive=False)
+    variations: list[dict] = [{"gamma": int(g)} for g in gammas]
+    if adaptive:
+        variations.append({"gamma": int(max(gammas)), "adaptive": True})
+    return run_study(target, drafter, prompt, "gamma sweep", chains, chains, variations, chat)
 
 
 def drafter_comparison(target: LoadedModel, drafter: Drafter | None, prompt: str, settings: DecodeSettings,
                        kinds: list[str], chat: bool = True) -> Iterator[Study]:
     """The target alone, then one chain per drafter kind, each built for `target` with its default
     weights (`drafter`, the caller's own, is not used: the kinds name them)."""
-    chains = replace(settings, branches=1, nodes=0, auto_size=False)
+    chains = replace(settings, branches=1, nodes=0, auto_size=False, adaptive=False)
     study = Study("drafters", generate(target, None, prompt, chains, chat=chat))
     yield study
     for kind in kinds:
@@ -61,7 +63,7 @@ def beta_tau_grid(target: LoadedModel, drafter: Drafter, prompt: str, settings: 
                   betas: list[int], taus: list[float], chat: bool = True) -> Iterator[Study]:
     """The target's greedy output (the reference), then Spec-Verification at every (β, τ)."""
     return run_study(target, drafter, prompt, "grid", replace(settings, verify="greedy"),
-                     replace(settings, verify="spec"),
+                     replace(settings, verify="spec", adaptive=False),
                      [{"beta": int(b), "tau": float(t)} for b in betas for t in taus], chat)
 
 

@@ -4,12 +4,13 @@ no model needed; and a drafter that proposes a fixed tree."""
 from __future__ import annotations
 
 import random
+from dataclasses import replace
 
 import torch
 
 from specviz import DecodeSettings, Trace
 from specviz.drafters.base import Draft, Drafter
-from specviz.trace import DraftStep, FinalToken, Iteration, TopK
+from specviz.trace import Choice, DraftStep, FinalToken, Iteration, TopK
 
 
 def synthetic_trace(tokens: int = 512, gamma: int = 4, alpha: float = 0.55, seed: int = 0) -> Trace:
@@ -124,3 +125,14 @@ class FixedTree(Drafter):
     def propose(self, generated, gamma, warper, generator, confidence=0.0, **shape) -> Draft:
         q = torch.full((len(self.tokens), self.vocab), 1.0 / self.vocab)
         return Draft(torch.tensor(self.tokens), q, parents=self.parents, sampled=self.sampled)
+
+
+def synthetic_adaptive_trace(tokens: int = 64) -> Trace:
+    """`synthetic_trace` as an adaptive run recorded it: every iteration with the choice made before it (depth 4,
+    the estimate falling), the fourth a one-node probe."""
+    trace = synthetic_trace(tokens)
+    for it in trace.iterations:
+        it.choice = Choice(gamma=it.drafted, branches=1, nodes=it.drafted, expected_tokens=2.0 - 0.05 * it.index,
+                           gain=1.3 - 0.02 * it.index, alpha=0.6 - 0.02 * it.index, probe=it.index == 3)
+    trace.settings = replace(trace.settings, adaptive=True)
+    return trace

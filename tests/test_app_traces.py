@@ -123,7 +123,10 @@ def test_gamma_sweep_and_spec_grid(tiny_pair):
     app.button(key="run_sweep").click().run()
     assert not app.exception and not app.error
     sweep = app.session_state["studies"]["gamma sweep"]
-    assert [r.varied for r in sweep.rows()] == [{}, {"gamma": 1}, {"gamma": 3}]
+    assert [r.varied for r in sweep.rows()] == [{}, {"gamma": 1}, {"gamma": 3}, {"gamma": 3, "adaptive": True}]
+    assert all(it.choice is not None for it in sweep.variants[-1].trace.iterations)   # it chose before each
+    names = [t.get("name") for t in json.loads(app.get("plotly_chart")[0].proto.spec)["data"]]
+    assert any(str(name).startswith("adaptive, γ ≤ 3") for name in names)
     assert len(app.get("plotly_chart")) == 1 and len(app.get("vega_lite_chart")) == 1  # sweep, linked view
     assert len(app.table) == 1 and "—".encode() in app.table[0].proto.arrow_data.styler.display_values
     threads = sweep.baseline.threads

@@ -1,5 +1,6 @@
 """Pure figure builders: trace records and DataFrames in, plotly or Altair figures or HTML out."""
 
+from specviz.charts.adaptive import adaptive_chart
 from specviz.charts.drafters import drafters_chart
 from specviz.charts.explorer import theory_explorer
 from specviz.charts.inspector import acceptance_test, final_bars, pq_bars, residual_bars
@@ -21,9 +22,9 @@ from specviz.charts.theory import toy_histogram, toy_split_chart
 from specviz.charts.timeline import timeline
 from specviz.charts.tree import last_committed, node_labels, node_test, rejection_points, residual_sequence, token_tree
 
-__all__ = ["ROW_HELP", "LessonStep", "acceptance_test", "colored_text", "default_iteration", "default_note",
-           "draft_verify_table", "drafters_chart", "final_bars", "grid_frame", "iteration_label", "last_committed",
-           "legend", "lesson_html", "lesson_steps", "linked_view", "node_labels", "node_test", "pq_bars",
-           "rejection_points", "residual_bars", "residual_sequence", "rows_frame", "rows_table", "sizing_chart",
-           "speedup_chart", "study_setup", "sweep_chart", "theory_explorer", "timeline", "token_tree", "toy_histogram",
-           "toy_split_chart"]
+__all__ = ["ROW_HELP", "LessonStep", "acceptance_test", "adaptive_chart", "colored_text", "default_iteration",
+           "default_note", "draft_verify_table", "drafters_chart", "final_bars", "grid_frame", "iteration_label",
+           "last_committed", "legend", "lesson_html", "lesson_steps", "linked_view", "node_labels", "node_test",
+           "pq_bars", "rejection_points", "residual_bars", "residual_sequence", "rows_frame", "rows_table",
+           "sizing_chart", "speedup_chart", "study_setup", "sweep_chart", "theory_explorer", "timeline", "token_tree",
+           "toy_histogram", "toy_split_chart"]

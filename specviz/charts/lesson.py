@@ -1,5 +1,5 @@
-"""A lesson through one iteration of a trace: seven steps, each an explanation with this
-iteration's own numbers, a question for the class and, where one helps, a picture.
+"""A lesson through one iteration of a trace: seven steps (eight for an adaptive run), each an
+explanation with this iteration's own numbers, a question for the class and, where one helps, a picture.
 
 The steps follow Leviathan et al. 2023, Algorithm 1: the drafter proposes γ tokens with q, the
 target scores every position in one pass (p), each position is kept while u ≤ min(1, p/q), the
@@ -408,10 +408,54 @@ def _speedup(trace: Trace) -> LessonStep:
     return LessonStep(title, body, question, speedup_chart(alpha, c, max_gamma=max(16, best)))
 
 
+def _why_this_length(trace: Trace, index: int) -> LessonStep:
+    """An adaptive run's choice before the iteration, with the numbers it read (`specviz.adaptive`)."""
+    it = trace.iterations[index]
+    c = it.choice
+    if c.gamma == 0:
+        shape = "no draft at all: one plain target step"
+    elif c.branches > 1:
+        shape = f"a token tree of depth {c.gamma}, top-{c.branches}, N = {c.nodes} nodes"
+    else:
+        shape = f"a chain of γ = {c.gamma}"
+    chain = (f"<p>For comparison, Leviathan et al.'s eq. 1 with α̂ = {c.alpha:.3f} at every position gives "
+             f"(1 − α̂<sup>γ+1</sup>) / (1 − α̂) = {theory.expected_tokens(c.alpha, c.gamma):.2f}; the policy "
+             "uses an estimate for each depth instead, since acceptance changes along a draft.</p>"
+             if c.gamma and c.branches == 1 and c.alpha < 1 else "")
+    if c.probe:
+        why = ("<p>No draft was predicted to beat the target alone, so the policy had stopped drafting; a policy "
+               "that never drafts learns nothing more, so after a pause it drafts one node to test the estimate "
+               "(a probe). A failed probe doubles the pause before the next one.</p>")
+    elif c.gamma == 0:
+        why = ("<p>Every draft was predicted slower than the target alone: at this acceptance the drafted tokens "
+               "would be thrown away more often than they pay for their drafter steps and wider verify pass.</p>")
+    else:
+        why = (f"<p>Of every shape it may draft, this one had the most expected tokens per second: "
+               f"{c.gain:.2f}× the target alone's predicted rate.</p>")
+    previous = trace.iterations[index - 1] if index else None
+    moved = (f"<p>The iteration before drafted {_count(previous.drafted, 'token')} and accepted "
+             f"{previous.accepted}; the estimate went from {previous.choice.alpha:.3f} to {c.alpha:.3f}.</p>"
+             if previous is not None and previous.choice is not None else
+             "<p>This is the first iteration: the estimate is still the pair's calibrated one.</p>")
+    body = (f"<p>Before this iteration the adaptive policy chose {html.escape(shape)}.</p>"
+            f"<p>It read only the {_count(index, 'finished iteration')} before it: its estimate that the drafter's "
+            f"first guess is right is α̂ = {c.alpha:.3f}, and from the estimates at every depth it expected "
+            f"E = {c.expected_tokens:.2f} tokens from this iteration (1 + the chance each node is reached and "
+            "accepted).</p>"
+            f"{chain}{why}{moved}"
+            "<p>Time per iteration = fixed work + depth × one drafter step + one target pass over N + 1 tokens "
+            "(the measured verify-cost curve); the choice maximises E over that time, Leviathan et al.'s "
+            "Theorem 3.8 with measured costs.</p>")
+    return LessonStep("Why this draft length", body, "If the next three drafts are all rejected, what happens to "
+                      "the draft length, and how does the policy ever find out that drafting pays again?")
+
+
 def lesson_steps(trace: Trace, index: int) -> list[LessonStep]:
-    """The seven steps for iteration `index`: context, draft, one-pass scoring, the tests, the
-    correction (or bonus, or end), what was emitted and its cost, and the expected speedup."""
-    return [_context(trace, index), _draft(trace, index), _score(trace, index), _test(trace, index),
+    """The steps for iteration `index`: context, (an adaptive run's: why this draft length), draft, one-pass
+    scoring, the tests, the correction (or bonus, or end), what was emitted and its cost, and the expected
+    speedup."""
+    why = [_why_this_length(trace, index)] if trace.iterations[index].choice is not None else []
+    return [_context(trace, index), *why, _draft(trace, index), _score(trace, index), _test(trace, index),
             _final(trace, index), _emitted(trace, index), _speedup(trace)]
 
 

@@ -7,7 +7,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from specviz import theory
-from specviz.charts.style import NEUTRAL, P_COLOR, Q_COLOR, REJECT_COLOR, layout
+from specviz.charts.style import ACCEPT_COLOR, NEUTRAL, P_COLOR, Q_COLOR, REJECT_COLOR, layout
 from specviz.study import Study
 
 BENCH_SYMBOLS = ["square-open", "diamond-open", "triangle-up-open", "x-thin", "cross-thin"]
@@ -15,19 +15,25 @@ BENCH_SYMBOLS = ["square-open", "diamond-open", "triangle-up-open", "x-thin", "c
 
 def sweep_chart(study: Study | None, max_gamma: int = 16, benchmark: list[dict] | None = None) -> go.Figure:
     """A γ sweep's measured speedup and tokens per iteration per γ, beside the formulas through its
-    α̂ and c (see `speedup_chart`). Without a study: the benchmark's points alone."""
-    runs = [r for r in study.rows()[1:] if "gamma" in r.varied] if study is not None else []
+    α̂ and c (see `speedup_chart`), and its adaptive run's as a level across all γ. Without a study: the
+    benchmark's points alone."""
+    rows = study.rows()[1:] if study is not None else []
+    runs = [r for r in rows if "gamma" in r.varied and not r.varied.get("adaptive")]
+    adaptive = next(((r.varied["gamma"], r.speedup, r.accepted_length) for r in rows if r.varied.get("adaptive")), None)
     alpha, c = study.measured_alpha_c() if study is not None else (None, 0.0)
     return speedup_chart(alpha, c, max_gamma, [(r.varied["gamma"], r.speedup, r.accepted_length) for r in runs],
-                         benchmark)
+                         benchmark, adaptive)
 
 
 def speedup_chart(alpha: float | None, c: float, max_gamma: int = 16,
                   measured: list[tuple[int, float | None, float]] = (),
-                  benchmark: list[dict] | None = None) -> go.Figure:
+                  benchmark: list[dict] | None = None,
+                  adaptive: tuple[int, float | None, float] | None = None) -> go.Figure:
     """Left: S(γ) = (1 − α^(γ+1)) / ((1 − α)(γc + 1)) (Leviathan et al., Theorem 3.8) with the optimal
     γ starred, and measured speedups. Right: E(γ) = (1 − α^(γ+1)) / (1 − α) (eq. 1) and measured
-    tokens per iteration. `measured` holds (γ, speedup, tokens per iteration) points."""
+    tokens per iteration. `measured` holds (γ, speedup, tokens per iteration) points; `adaptive` an
+    adaptive run's (largest γ it may draft, speedup, tokens per iteration), drawn as dashed levels, since
+    it chose its own γ before every iteration."""
     fig = make_subplots(rows=1, cols=2, subplot_titles=("walltime speedup over the target alone",
                                                         "tokens per iteration"))
     gamma_of = [m[0] for m in measured]
@@ -51,6 +57,14 @@ def speedup_chart(alpha: float | None, c: float, max_gamma: int = 16,
         fig.add_scatter(x=[b["gamma"] for b in mine], y=[b["speedup"] for b in mine], mode="markers", name=label,
                         marker={"size": 14, "symbol": symbol, "color": "#000000", "line": {"width": 3}},
                         row=1, col=1)
+    if adaptive is not None:
+        most, speedup, tokens = adaptive
+        gammas = [1, max(max_gamma, *gamma_of)] if gamma_of else [1, max_gamma]
+        label = f"adaptive, γ ≤ {most}" + (f": {speedup:.2f}×" if speedup is not None else "")
+        fig.add_scatter(x=gammas, y=[speedup] * 2, mode="lines", name=label,
+                        line={"color": ACCEPT_COLOR, "width": 4, "dash": "dash"}, row=1, col=1)
+        fig.add_scatter(x=gammas, y=[tokens] * 2, mode="lines", showlegend=False,
+                        line={"color": ACCEPT_COLOR, "width": 4, "dash": "dash"}, row=1, col=2)
     fig.add_hline(y=1.0, line_dash="dot", line_color=NEUTRAL, row=1, col=1)
     highest = max([y for t in fig.data if t.xaxis == "x" for y in t.y if y is not None], default=1.0)
     fig.update_yaxes(range=[0, highest * 1.2], row=1, col=1)
