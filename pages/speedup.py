@@ -19,12 +19,16 @@ st.caption("Runs the target alone once, then the sidebar's pair and prompt once 
            "save it, or load one, on the **Traces** page.")
 gammas = st.multiselect("γ values to sweep", list(range(1, controls.MAX_GAMMA + 1)), default=[1, 2, 4, 8],
                         key="sweep_gammas")
-adaptive = st.checkbox("…and an adaptive run beside them (chains up to the largest γ)", value=True,
-                       key="sweep_adaptive", help="The adaptive run chooses its draft length before every iteration "
-                       "(the sidebar's Adapt the draft to the text); it is drawn as a dashed level across every γ.")
+left, right = st.columns(2)
+adaptive = left.checkbox("…and an adaptive run beside them (chains up to the largest γ)", value=True,
+                         key="sweep_adaptive", help="The adaptive run chooses its draft length before every iteration "
+                         "(the sidebar's Adapt the draft to the text); it is drawn as a dashed level across every γ.")
+repeats = right.number_input("Rounds: each run timed this often, interleaved", 1, 10, value=3, key="sweep_repeats",
+                             help="The target alone, each γ, the target alone, each γ, …: a slow spell of the machine "
+                             "falls on all of them. Points are the rounds' medians, bars their min–max.")
 if st.button("Run γ sweep", type="primary", key="run_sweep", disabled=not gammas):
-    swept = models.runs_with_progress("γ sweep", 1 + len(gammas) + adaptive, gamma_sweep, lambda: (
-        st.session_state.prompt, controls.settings(), sorted(gammas), True, adaptive))
+    swept = models.runs_with_progress("γ sweep", repeats * (1 + len(gammas) + adaptive), gamma_sweep, lambda: (
+        st.session_state.prompt, controls.settings(), sorted(gammas), True, adaptive, int(repeats)))
     if swept is not None:
         swept[0][-1].baseline.waited = swept[1]
         state.set_study(swept[0][-1])
@@ -45,6 +49,11 @@ sweep = state.study("gamma sweep")
 if sweep is not None or benchmark:
     st.plotly_chart(charts.sweep_chart(sweep, benchmark=benchmark), key="sweep_chart")
 if sweep is not None:
+    warn, note = charts.spread_note(sweep)
+    if warn:
+        st.warning(note)
+    else:
+        st.caption(note)
     st.caption("The formulas assume one target step verifies γ + 1 tokens as fast as it decodes one (true on a "
                "busy GPU, not on a CPU), and each run's time includes its prompt's prefill: measured points sit "
                "below the curves when either assumption fails.")

@@ -53,6 +53,9 @@ def add_threads_argument(parser: argparse.ArgumentParser) -> None:
 def add_sweep_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("prompt", help="the user message (wrapped in the chat template when the model has one)")
     parser.add_argument("--gammas", type=int, nargs="+", default=[1, 2, 4, 8], help="the γ values (default 1 2 4 8)")
+    parser.add_argument("--repeats", type=int, default=3,
+                        help="time every run this often, interleaved with the others (the target alone, each γ, "
+                             "the target alone, …); speedups are the rounds' medians with their min–max (default 3)")
     add_study_arguments(parser)
 
 
@@ -121,7 +124,8 @@ def add_decode_arguments(parser: argparse.ArgumentParser) -> None:
                         help="choose before every iteration the draft with the most expected tokens per second, "
                              "no draft at all included, from acceptance learnt as the run goes (the pair's sizing "
                              "is the prior and gives the costs, measured once and cached); --gamma, --branches and "
-                             "--nodes are then the largest it may draft (with --auto-size: the sizer's range)")
+                             "--nodes are then the largest it may draft (with --auto-size: the sizer's range); in "
+                             "sweep: one adaptive run of chains up to the largest γ, beside the fixed ones")
     parser.add_argument("--verify", default=d.verify, choices=VERIFY_RULES,
                         help="sampling: lossless rejection sampling; greedy: argmax match; spec: SpecDec beta/tau")
     parser.add_argument("--temperature", type=float, default=d.temperature, help="0 means greedy (default 1.0)")
@@ -244,7 +248,9 @@ def run_sweep(args: argparse.Namespace) -> None:
 
     if any(g < 1 for g in args.gammas):
         raise SpecvizError(f"--gammas must all be >= 1, got {args.gammas}")
-    run_study(args, gamma_sweep, sorted(set(args.gammas)))
+    if args.repeats < 1:
+        raise SpecvizError(f"--repeats must be >= 1, got {args.repeats}")
+    run_study(args, gamma_sweep, sorted(set(args.gammas)), adaptive=args.adaptive, repeats=args.repeats)
 
 
 def run_grid(args: argparse.Namespace) -> None:
@@ -261,7 +267,7 @@ def run_drafters(args: argparse.Namespace) -> None:
     run_study(args, drafter_comparison, list(dict.fromkeys(args.kinds)))
 
 
-def run_study(args: argparse.Namespace, sweep, *values) -> None:
+def run_study(args: argparse.Namespace, sweep, *values, **options) -> None:
     """Run a study's runs one by one, saying each as it ends, then save it and print its table."""
     from specviz.decoder import generate
 
@@ -270,7 +276,7 @@ def run_study(args: argparse.Namespace, sweep, *values) -> None:
     generate(target, drafter, args.prompt, replace(settings, max_new_tokens=4), chat=not args.no_chat,
              sizing=prepared.sizing)  # warm-up
     study = None
-    for study in sweep(target, drafter, args.prompt, settings, *values, chat=not args.no_chat):
+    for study in sweep(target, drafter, args.prompt, settings, *values, chat=not args.no_chat, **options):
         ran = study.rows()[-1]
         print(f"ran {ran.name}: {ran.tokens} tokens, {ran.tokens_per_s:.1f} tokens/s", file=sys.stderr)
     study.save(args.out)
@@ -297,11 +303,16 @@ def print_study(study) -> None:
     """One line per run: what varied, tokens/s, speedup, α̂, tokens per iteration, match with the baseline."""
     drafters = ", ".join(dict.fromkeys(v.trace.drafter for v in study.variants)) or "none"
     print(f"{study.kind}: {study.baseline.target} <- {drafters}")
+    from specviz.charts.study import spread_note
+
     for row in study.rows():
         speedup = f"{row.speedup:.2f}x" if row.speedup is not None else "1.00x (baseline)"
+        if row.speedup_low is not None:
+            speedup += f" ({row.speedup_low:.2f}-{row.speedup_high:.2f})"
         alpha = f"{row.alpha:.2f}" if row.alpha is not None else "n/a"
         print(f"  {row.name:<24} {row.tokens_per_s:6.1f} tokens/s  speedup {speedup:<17} alpha {alpha:<5} "
               f"{row.accepted_length:.2f} tokens/iteration  match {row.match_rate:.0%}")
+    print(spread_note(study)[1])
 
 
 def print_trace(trace, args: argparse.Namespace) -> None:

@@ -9,8 +9,15 @@ improvement (Theorem 3.8). Kinds:
   "grid"         Spec-Verification runs over β × τ against the target's greedy output (Xia et al., Table 4)
   "drafters"     one run per drafter at the same γ against the target alone (SpecDec's Principle I)
 
-Schema (version 1): format "specviz-study", version, kind, baseline (a trace's JSON), variants
-[{varied: {setting: value}, trace: a trace's JSON}]. Read with the same size cap as a trace.
+Repeats: a study may time its runs more than once, interleaved (baseline, each variant, baseline, each
+variant, …), so drift on the machine falls on all of them alike. The traces are the first round's; every
+round's wall time is kept (`baseline_seconds`, `Variant.seconds`). A speedup is then the median of the
+rounds' paired ratios (each variant's tokens/s over the baseline's of the same round), with their min and
+max as its spread.
+
+Schema (version 2): format "specviz-study", version, kind, baseline (a trace's JSON), baseline_seconds
+[seconds per round], variants [{varied: {setting: value}, trace: a trace's JSON, seconds: [per round]}].
+A version 1 file (no seconds) loads as one round. Read with the same size cap as a trace.
 """
 
 from __future__ import annotations
@@ -24,7 +31,7 @@ from specviz.errors import SpecvizError
 from specviz.trace import Trace, read_json, trace_from_dict
 
 FORMAT = "specviz-study"
-VERSION = 1
+VERSION = 2
 KINDS = ("comparison", "gamma sweep", "grid", "drafters")
 
 
@@ -32,6 +39,7 @@ KINDS = ("comparison", "gamma sweep", "grid", "drafters")
 class Variant:
     varied: dict[str, int | float | str]   # settings that differ from the baseline's run, e.g. {"gamma": 4}
     trace: Trace
+    seconds: list[float] = field(default_factory=list)   # wall time of each round ([]: the trace's alone)
 
 
 @dataclass
@@ -45,10 +53,19 @@ class Row:
     accepted_length: float     # tokens per iteration
     alpha: float | None
     c: float | None
-    speedup: float | None      # tokens/s over the baseline's; None for the baseline itself
+    speedup: float | None      # tokens/s over the baseline's (the rounds' median); None for the baseline itself
     match_rate: float          # share of positions where the output equals the baseline's
     device: str
     threads: int
+    speedup_low: float | None = None    # the rounds' lowest and highest paired speedup (None: one round)
+    speedup_high: float | None = None
+    rounds: int = 1
+
+
+def rates(trace: Trace, seconds: list[float]) -> list[float]:
+    """Tokens/s of each round of a run (its trace's own when it kept no rounds; 0 over no time)."""
+    tokens = len(trace.generated_ids)
+    return [tokens / s if s else 0.0 for s in seconds or [trace.wall_time]]
 
 
 @dataclass
@@ -56,11 +73,22 @@ class Study:
     kind: str
     baseline: Trace
     variants: list[Variant] = field(default_factory=list)
+    baseline_seconds: list[float] = field(default_factory=list)   # wall time of each round ([]: the trace's)
+
+    def paired(self, trace: Trace) -> list[float]:
+        """Each round's speedup of the run whose trace is `trace`: its tokens/s over the baseline's of the
+        same round (Leviathan et al.'s walltime improvement, measured); one value without rounds."""
+        seconds = next((v.seconds for v in self.variants if v.trace is trace), [])
+        base = rates(self.baseline, self.baseline_seconds)
+        mine = rates(trace, seconds)
+        if len(base) != len(mine):   # rounds not kept alike: medians against medians
+            base, mine = [statistics.median(base)], [statistics.median(mine)]
+        return [m / b for m, b in zip(mine, base) if b]
 
     def speedup(self, trace: Trace) -> float | None:
-        """Measured walltime speedup of `trace` over the baseline: tokens/s over tokens/s."""
-        base = self.baseline.summary().tokens_per_s
-        return trace.summary().tokens_per_s / base if base else None
+        """Measured walltime speedup of `trace` over the baseline: the median of its rounds' paired speedups."""
+        ratios = self.paired(trace)
+        return statistics.median(ratios) if ratios else None
 
     def rows(self) -> list[Row]:
         """The baseline's row, then one per variant, in the order they ran."""
@@ -79,20 +107,35 @@ class Study:
         """The variant's trace with the highest measured speedup (the first where none was measured)."""
         return max(self.variants, key=lambda v: self.speedup(v.trace) or 0.0).trace
 
-    def with_variant(self, varied: dict, trace: Trace) -> Study:
-        return Study(self.kind, self.baseline, [*self.variants, Variant(dict(varied), trace)])
+    def with_variant(self, varied: dict, trace: Trace, seconds: list[float] | None = None) -> Study:
+        return Study(self.kind, self.baseline, [*self.variants, Variant(dict(varied), trace, list(seconds or []))],
+                     list(self.baseline_seconds))
+
+    def timed(self, run: int, seconds: float) -> Study:
+        """The study with one more round's wall time for the baseline (`run` -1) or the variant `run`."""
+        if run < 0:
+            return Study(self.kind, self.baseline, list(self.variants), [*self.baseline_seconds, seconds])
+        variants = list(self.variants)
+        variants[run] = Variant(variants[run].varied, variants[run].trace, [*variants[run].seconds, seconds])
+        return Study(self.kind, self.baseline, variants, list(self.baseline_seconds))
 
     def to_dict(self) -> dict:
         return {"format": FORMAT, "version": VERSION, "kind": self.kind, "baseline": self.baseline.to_dict(),
-                "variants": [{"varied": v.varied, "trace": v.trace.to_dict()} for v in self.variants]}
+                "baseline_seconds": self.baseline_seconds,
+                "variants": [{"varied": v.varied, "trace": v.trace.to_dict(), "seconds": v.seconds}
+                             for v in self.variants]}
 
     def save(self, path: str | Path) -> None:
         Path(path).write_text(json.dumps(self.to_dict()))
 
     def _row(self, name: str, varied: dict, trace: Trace, speedup: float | None) -> Row:
         s = trace.summary()
+        ratios = self.paired(trace) if speedup is not None else []
+        spread = (min(ratios), max(ratios)) if len(ratios) > 1 else (None, None)
+        rounds = len(ratios) if speedup is not None else len(self.baseline_seconds)
         return Row(name, dict(varied), s.tokens, s.wall_time, s.tokens_per_s, s.accepted_length, s.alpha, s.c, speedup,
-                   token_match_rate(trace.generated_ids, self.baseline.generated_ids), trace.device, trace.threads)
+                   token_match_rate(trace.generated_ids, self.baseline.generated_ids), trace.device, trace.threads,
+                   *spread, rounds=max(rounds, 1))
 
 
 def token_match_rate(output: list[int], reference: list[int]) -> float:
@@ -106,15 +149,15 @@ def study_from_dict(data: object) -> Study:
     """Rebuild a Study from its JSON form; anything else raises SpecvizError."""
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise SpecvizError(f'not a specviz study (missing "format": "{FORMAT}")')
-    if data.get("version") != VERSION:
-        raise SpecvizError(f"unsupported specviz study version {data.get('version')!r} (expected {VERSION})")
+    if data.get("version") not in range(1, VERSION + 1):
+        raise SpecvizError(f"unsupported specviz study version {data.get('version')!r} (expected 1 to {VERSION})")
     if data.get("kind") not in KINDS:
         raise SpecvizError(f"unknown study kind {data.get('kind')!r}; expected one of {', '.join(KINDS)}")
     variants = data.get("variants")
     if not isinstance(variants, list):
         raise SpecvizError("not a valid specviz study: variants must be a list")
     baseline = trace_from_dict(data.get("baseline"))
-    study = Study(data["kind"], baseline)
+    study = Study(data["kind"], baseline, baseline_seconds=_seconds(data.get("baseline_seconds", []), "baseline"))
     for i, variant in enumerate(variants):
         varied = variant.get("varied") if isinstance(variant, dict) else None
         if not isinstance(varied, dict) or not all(
@@ -123,8 +166,14 @@ def study_from_dict(data: object) -> Study:
         trace = trace_from_dict(variant.get("trace"))
         if trace.prompt != baseline.prompt:
             raise SpecvizError(f"not a valid specviz study: variant {i} ran on another prompt than the baseline")
-        study = study.with_variant(varied, trace)
+        study = study.with_variant(varied, trace, _seconds(variant.get("seconds", []), f"variant {i}"))
     return study
+
+
+def _seconds(value: object, what: str) -> list[float]:
+    if not isinstance(value, list) or not all(isinstance(s, int | float) and s >= 0 for s in value):
+        raise SpecvizError(f"not a valid specviz study: the {what}'s seconds must be a list of numbers >= 0")
+    return [float(s) for s in value]
 
 
 def load_study(path: str | Path) -> Study:

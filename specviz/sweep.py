@@ -17,33 +17,60 @@ from specviz.drafters import Drafter, build_drafter
 from specviz.errors import SpecvizError
 from specviz.models import LoadedModel
 from specviz.settings import DecodeSettings
-from specviz.sizing import prepare
+from specviz.sizing import Prepared, prepare
 from specviz.study import Study
 
 
 def run_study(target: LoadedModel, drafter: Drafter, prompt: str, kind: str, baseline: DecodeSettings,
-              settings: DecodeSettings, variations: list[dict], chat: bool = True) -> Iterator[Study]:
+              settings: DecodeSettings, variations: list[dict], chat: bool = True,
+              repeats: int = 1) -> Iterator[Study]:
     """Run the target alone with `baseline`, then the drafter with `settings` changed by each
     variation (each prepared for its run, `sizing.prepare`: an auto size resolved, an adaptive run's
-    sizing measured once); yield the study after each run, so a caller can show progress and keep what ran."""
+    sizing measured once); with `repeats` > 1, time every run again, interleaved round by round
+    (baseline, each variation, baseline, …), so slow spells of the machine fall on all of them. Yield the
+    study after each run, so a caller can show progress and keep what ran."""
+    if repeats < 1:
+        raise SpecvizError(f"repeats must be >= 1, got {repeats}")
+    runs = [prepare(target, drafter, replace(settings, **varied)) for varied in variations]
     study = Study(kind, generate(target, None, prompt, baseline, chat=chat))
+    study = study.timed(-1, study.baseline.wall_time)
     yield study
-    for varied in variations:
-        prepared = prepare(target, drafter, replace(settings, **varied))
+    for varied, prepared in zip(variations, runs):
         trace = generate(target, drafter, prompt, prepared.settings, chat=chat, sizing=prepared.sizing)
-        study = study.with_variant(varied, trace)
+        study = study.with_variant(varied, trace, [trace.wall_time])
+        yield study
+    for run, seconds in timed_rounds(target, drafter, prompt, baseline, runs, repeats - 1, chat):
+        study = study.timed(run, seconds)
         yield study
 
 
+def timed_rounds(target: LoadedModel, drafter: Drafter, prompt: str, baseline: DecodeSettings,
+                 runs: list[Prepared], rounds: int, chat: bool = True) -> Iterator[tuple[int, float]]:
+    """`rounds` more rounds of a study's runs, interleaved: the target alone, then each prepared run; yields
+    (run, wall seconds) as each ends, run -1 being the baseline (`Study.timed` takes them)."""
+    for _ in range(rounds):
+        yield -1, generate(target, None, prompt, baseline, chat=chat).wall_time
+        for i, prepared in enumerate(runs):
+            yield i, generate(target, drafter, prompt, prepared.settings, chat=chat, sizing=prepared.sizing).wall_time
+
+
+def comparison_rounds(target: LoadedModel, drafter: Drafter, prompt: str, settings: DecodeSettings, rounds: int,
+                      chat: bool = True) -> Iterator[tuple[int, float]]:
+    """The decoder process's work function for a comparison's (the race's) later rounds: the target alone and
+    the speculative run with the same settings, interleaved (`timed_rounds`)."""
+    yield from timed_rounds(target, drafter, prompt, settings, [prepare(target, drafter, settings)], rounds, chat)
+
+
 def gamma_sweep(target: LoadedModel, drafter: Drafter, prompt: str, settings: DecodeSettings,
-                gammas: list[int], chat: bool = True, adaptive: bool = False) -> Iterator[Study]:
+                gammas: list[int], chat: bool = True, adaptive: bool = False, repeats: int = 1) -> Iterator[Study]:
     """The target alone, then one run per γ (chains: a tree's width is fixed by γ's meaning here); with
-    `adaptive`, last an adaptive run of chains up to the largest γ, beside the fixed ones."""
+    `adaptive`, last an adaptive run of chains up to the largest γ, beside the fixed ones; every run timed
+    `repeats` times, interleaved (`run_study`)."""
     chains = replace(settings, branches=1, nodes=0, auto_size=False, adaptive=False)
     variations: list[dict] = [{"gamma": int(g)} for g in gammas]
     if adaptive:
         variations.append({"gamma": int(max(gammas)), "adaptive": True})
-    return run_study(target, drafter, prompt, "gamma sweep", chains, chains, variations, chat)
+    return run_study(target, drafter, prompt, "gamma sweep", chains, chains, variations, chat, repeats)
 
 
 def drafter_comparison(target: LoadedModel, drafter: Drafter | None, prompt: str, settings: DecodeSettings,

@@ -8,6 +8,7 @@ from their recorded commit times. The replay needs no model: a stored comparison
 from __future__ import annotations
 
 import time
+from contextlib import closing
 
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
@@ -16,8 +17,10 @@ from pages.ui import controls, models, state
 from specviz import SpecvizError
 from specviz.charts.race import agreement, duration, lane, race_chart, runners
 from specviz.study import Study, Variant
+from specviz.sweep import comparison_rounds
 
 SPEEDS = {"1×": 1.0, "½×": 0.5, "¼×": 0.25}   # race seconds per second of replay
+ROUNDS = 3                                      # each side timed this often, interleaved (the first traced)
 FPS = 15                                        # lane redraws per second of replay
 PACE = ("Replayed at the measured pace; the runs ran one after the other so neither slowed the other. "
         "The clocks show measured seconds at every pace.")
@@ -65,14 +68,18 @@ def measured() -> Study | None:
                 raise SpecvizError("the race needs a drafter: pick one other than 'none' in the sidebar")
             base = models.run_with_progress(turn, prompt, settings, "Running the target alone…", baseline=True)
             speculative = models.run_with_progress(turn, prompt, settings, "Running speculative decoding…")
+            if base is None or speculative is None:
+                return None
+            study = Study("comparison", base, [Variant({}, speculative, [speculative.wall_time])], [base.wall_time])
+            with st.spinner(f"Timing both {ROUNDS - 1} more times, interleaved…"):
+                with closing(turn.request(comparison_rounds, prompt, settings, ROUNDS - 1)) as rounds:
+                    for run, seconds in rounds:
+                        study = study.timed(run, seconds)
     except SpecvizError as error:
         st.error(str(error))
         return None
-    if base is None or speculative is None:
-        return None
     base.waited = turn.waited  # the speculative run came straight after it, in the same turn
     state.set_trace(speculative, "last run")
-    study = Study("comparison", base, [Variant({}, speculative)])
     state.set_study(study, ran_on)
     return study
 

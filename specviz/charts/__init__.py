@@ -15,7 +15,7 @@ from specviz.charts.lesson import (
 from specviz.charts.linked import linked_view
 from specviz.charts.sizing import sizing_chart
 from specviz.charts.speedup import speedup_chart, sweep_chart
-from specviz.charts.study import ROW_HELP, grid_frame, rows_frame, rows_table, study_setup
+from specviz.charts.study import ROW_HELP, grid_frame, rows_frame, rows_table, spread_note, study_setup
 from specviz.charts.table import draft_verify_table
 from specviz.charts.text import colored_text, legend
 from specviz.charts.theory import toy_histogram, toy_split_chart
@@ -26,5 +26,5 @@ __all__ = ["ROW_HELP", "LessonStep", "acceptance_test", "adaptive_chart", "color
            "default_note", "draft_verify_table", "drafters_chart", "final_bars", "grid_frame", "iteration_label",
            "last_committed", "legend", "lesson_html", "lesson_steps", "linked_view", "node_labels", "node_test",
            "pq_bars", "rejection_points", "residual_bars", "residual_sequence", "rows_frame", "rows_table",
-           "sizing_chart", "speedup_chart", "study_setup", "sweep_chart", "theory_explorer", "timeline", "token_tree",
-           "toy_histogram", "toy_split_chart"]
+           "sizing_chart", "spread_note", "speedup_chart", "study_setup", "sweep_chart", "theory_explorer", "timeline",
+           "token_tree", "toy_histogram", "toy_split_chart"]

@@ -11,6 +11,7 @@ from __future__ import annotations
 import bisect
 import html
 import itertools
+import statistics
 from dataclasses import dataclass, replace
 
 import plotly.graph_objects as go
@@ -86,18 +87,30 @@ def lane(runner: Runner, trace: Trace, t: float, show_rejected: bool = True) -> 
 
 def race_chart(study: Study) -> go.Figure:
     """Tokens committed over time by both runs of a comparison study (a step at each iteration's end),
-    the measured speedup annotated where the speculative run finished."""
+    the measured speedup annotated where the speculative run finished. A study timed in several rounds
+    adds each side's median finish with its rounds' min–max as an error bar, and the speedup's range."""
     fig = go.Figure()
-    for runner, trace in runners(study):
+    for (runner, trace), seconds in zip(runners(study), (study.baseline_seconds, study.variants[0].seconds)):
         counts = list(itertools.accumulate(len(it.emitted_ids) for it in trace.iterations))
         total = counts[-1] if counts else 0
         fig.add_scatter(x=[0.0, *trace.commit_times(), trace.wall_time], y=[0, *counts, total], mode="lines",
                         line_shape="hv", line={"color": runner.color, "width": runner.width},
                         name=f"{runner.title}: {total} tokens in {trace.wall_time:.1f} s")
+        if len(seconds) > 1:
+            middle = statistics.median(seconds)
+            fig.add_scatter(x=[middle], y=[total], mode="markers", marker={"size": 12, "color": runner.color},
+                            error_x={"type": "data", "symmetric": False, "array": [max(seconds) - middle],
+                                     "arrayminus": [middle - min(seconds)], "thickness": 3, "width": 12,
+                                     "color": runner.color},
+                            name=f"{runner.title}: median {middle:.1f} s, {min(seconds):.1f}–{max(seconds):.1f} s "
+                                 f"over {len(seconds)} rounds")
     speculative = study.variants[0].trace
     speedup = study.speedup(speculative)
+    ratios = study.paired(speculative)
+    spread = f" ({min(ratios):.2f}–{max(ratios):.2f}× over {len(ratios)} rounds)" if len(ratios) > 1 else ""
     fig.add_annotation(x=speculative.wall_time, y=len(speculative.generated_ids), ax=40, ay=-50,
-                       text="speedup n/a" if speedup is None else f"<b>{speedup:.2f}×</b> the target alone's tokens/s",
+                       text="speedup n/a" if speedup is None else
+                       f"<b>{speedup:.2f}×</b> the target alone's tokens/s{spread}",
                        font={"size": 22, "color": "#111111"}, arrowwidth=2, bgcolor="white")
     layout(fig, "Tokens over time", height=440, xaxis_title="seconds since the run started",
            yaxis_title="tokens committed")

@@ -22,22 +22,39 @@ def sweep_chart(study: Study | None, max_gamma: int = 16, benchmark: list[dict] 
     adaptive = next(((r.varied["gamma"], r.speedup, r.accepted_length) for r in rows if r.varied.get("adaptive")), None)
     alpha, c = study.measured_alpha_c() if study is not None else (None, 0.0)
     return speedup_chart(alpha, c, max_gamma, [(r.varied["gamma"], r.speedup, r.accepted_length) for r in runs],
-                         benchmark, adaptive)
+                         benchmark, adaptive, [(r.speedup_low, r.speedup_high) for r in runs])
+
+
+def _error_bars(measured: list[tuple[int, float | None, float]],
+                spread: list[tuple[float | None, float | None]]) -> dict:
+    """Plotly's asymmetric error bars from each median speedup to its rounds' min and max (none without)."""
+    plus, minus = [], []
+    for (_, mid, _), (low, high) in zip(measured, spread):
+        known = mid is not None and low is not None and high is not None
+        plus.append(high - mid if known else 0.0)
+        minus.append(mid - low if known else 0.0)
+    return {"type": "data", "symmetric": False, "array": plus, "arrayminus": minus, "thickness": 3, "width": 10,
+            "color": P_COLOR}
 
 
 def speedup_chart(alpha: float | None, c: float, max_gamma: int = 16,
                   measured: list[tuple[int, float | None, float]] = (),
                   benchmark: list[dict] | None = None,
-                  adaptive: tuple[int, float | None, float] | None = None) -> go.Figure:
+                  adaptive: tuple[int, float | None, float] | None = None,
+                  spread: list[tuple[float | None, float | None]] | None = None) -> go.Figure:
     """Left: S(γ) = (1 − α^(γ+1)) / ((1 − α)(γc + 1)) (Leviathan et al., Theorem 3.8) with the optimal
     γ starred, and measured speedups. Right: E(γ) = (1 − α^(γ+1)) / (1 − α) (eq. 1) and measured
     tokens per iteration. `measured` holds (γ, speedup, tokens per iteration) points; `adaptive` an
     adaptive run's (largest γ it may draft, speedup, tokens per iteration), drawn as dashed levels, since
-    it chose its own γ before every iteration."""
+    it chose its own γ before every iteration. `spread`: each measured point's lowest and highest speedup
+    over its repeated rounds, drawn as error bars around the median (None: one round)."""
     fig = make_subplots(rows=1, cols=2, subplot_titles=("walltime speedup over the target alone",
                                                         "tokens per iteration"))
     gamma_of = [m[0] for m in measured]
-    fig.add_scatter(x=gamma_of, y=[m[1] for m in measured], mode="markers", name="measured",
+    spread = spread or [(None, None)] * len(measured)
+    repeated = any(low is not None for low, _ in spread)
+    fig.add_scatter(x=gamma_of, y=[m[1] for m in measured], mode="markers", error_y=_error_bars(measured, spread),
+                    name="measured (median, min–max)" if repeated else "measured",
                     marker={"size": 14, "color": P_COLOR, "symbol": "circle"}, row=1, col=1)
     fig.add_scatter(x=gamma_of, y=[m[2] for m in measured], mode="markers",
                     name="measured", showlegend=False, marker={"size": 14, "color": P_COLOR}, row=1, col=2)

@@ -15,7 +15,8 @@ from specviz.study import Study
 ROW_HELP = {  # what each column of `rows_frame` means, for the table's headers
     "tokens": "tokens generated: sampled runs stop at the end of sequence at different places",
     "tokens/s": "tokens over the run's wall time, the prompt's prefill included",
-    "speedup": "tokens/s over the target alone's (the baseline row)",
+    "speedup": "tokens/s over the target alone's (the baseline row); the median over the rounds when repeated",
+    "min–max": "the lowest and highest speedup over the rounds, each against the baseline's run of its round",
     "α̂": "drafts accepted / drafts verified",
     "c": "one draft step's time over one target step's (none for drafters with no forward pass)",
     "tokens / iteration": "tokens emitted per target pass: accepted drafts plus the correction or bonus",
@@ -30,9 +31,14 @@ FORMATS = {"tokens/s": "{:.1f}", "speedup": "{:.2f}×", "α̂": "{:.2f}", "c": "
 def rows_frame(study: Study) -> pd.DataFrame:
     """One row per run, the baseline first: what varied, then the run's numbers."""
     return pd.DataFrame([{"run": row.name, "tokens": row.tokens, "tokens/s": row.tokens_per_s,
-                          "speedup": row.speedup, "α̂": row.alpha, "c": row.c,
+                          "speedup": row.speedup, "min–max": _spread(row.speedup_low, row.speedup_high),
+                          "α̂": row.alpha, "c": row.c,
                           "tokens / iteration": row.accepted_length, "match": row.match_rate,
                           "wall time (s)": row.wall_time} for row in study.rows()])
+
+
+def _spread(low: float | None, high: float | None) -> str | None:
+    return f"{low:.2f}–{high:.2f}×" if low is not None and high is not None else None
 
 
 def study_setup(study: Study) -> str:
@@ -46,6 +52,30 @@ def study_setup(study: Study) -> str:
     shared += [f"γ = {s.gamma}"] if "gamma" not in varied else []
     shared += [RULE_NAMES[s.rule] + (f" at temperature {s.temperature:g}" if s.rule == "sampling" else "")]
     return f"Runs on {', '.join(shared)}, at most {s.max_new_tokens} new tokens each."
+
+
+def spread_note(study: Study) -> tuple[bool, str]:
+    """Whether a study's repeats tell its runs apart, as (warn, sentence): warn when the min–max spread of
+    two runs' speedups over their rounds overlaps although their medians differ (the order drawn between
+    them is then not measured); a study timed once says that its spread is unknown."""
+    rows = sorted((r for r in study.rows()[1:] if r.speedup is not None), key=lambda r: r.speedup)
+    spread = [r for r in rows if r.speedup_low is not None]
+    if not rows:
+        return False, ""
+    if not spread:
+        return True, ("Each point was timed once: how far a repeat would move it is unknown, so close points may "
+                      "swap places. Repeat the runs (interleaved) to see their spread.")
+    widest = max((r.speedup_high - r.speedup_low) / r.speedup for r in spread)
+    close = [(a, b) for a, b in zip(rows, rows[1:]) if None not in (a.speedup_high, b.speedup_low)
+             and b.speedup_low <= a.speedup_high]
+    rounds = min(r.rounds for r in spread)
+    if not close:
+        return False, (f"Timed {rounds}× each, interleaved: every run's spread (at most {widest:.0%} of its median, "
+                       "min to max) is smaller than the differences drawn, so their order holds.")
+    pairs = "; ".join(f"{a.name} and {b.name}, {(b.speedup - a.speedup) / a.speedup:.1%} apart" for a, b in close)
+    return True, (f"Timed {rounds}× each, interleaved, the runs spread by up to {widest:.0%} of their median (min to "
+                  f"max), more than some differences drawn ({pairs}): their order is not measured. Repeat on a "
+                  "quieter machine or with more rounds before reading it.")
 
 
 def rows_table(study: Study) -> Styler:

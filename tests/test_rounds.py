@@ -1,0 +1,115 @@
+"""Measurements that can be trusted by eye: a study's runs timed in interleaved rounds, speedups as the median of
+paired rounds with their min–max, drawn as error bars in the sweep and the race, and a sentence saying when
+the spread is larger than the differences drawn."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import torch
+from synthetic import synthetic_trace
+from test_race import comparison
+
+from specviz import charts, load_model, sweep
+from specviz.charts.race import race_chart
+from specviz.drafters import DraftModelDrafter
+from specviz.settings import DecodeSettings
+from specviz.study import Study, Variant, study_from_dict
+
+
+def rounds(base: list[float], variants: dict[int, list[float]]) -> Study:
+    """A γ sweep whose baseline writes 64 tokens in each of `base` seconds, and γ = g's in `variants[g]`."""
+    trace = synthetic_trace(64, gamma=1, alpha=0.0, seed=1)
+    study = Study("gamma sweep", trace, baseline_seconds=base)
+    for g, seconds in variants.items():
+        run = synthetic_trace(64, gamma=g, seed=g)
+        run.generated_ids = list(trace.generated_ids)   # the same tokens: rates compare seconds
+        study = study.with_variant({"gamma": g}, run, seconds)
+    return study
+
+
+def test_a_speedup_is_the_median_of_paired_rounds_with_their_min_and_max():
+    study = rounds([4.0, 8.0, 4.0], {2: [2.0, 4.0, 4.0]})
+    row = study.rows()[1]
+    assert study.paired(study.variants[0].trace) == [2.0, 2.0, 1.0]   # round by round: a slow spell hits both
+    assert row.speedup == 2.0 and (row.speedup_low, row.speedup_high) == (1.0, 2.0) and row.rounds == 3
+    assert study.rows()[0].rounds == 3 and study.rows()[0].speedup_low is None
+
+
+def test_a_study_timed_once_keeps_its_old_numbers_and_file():
+    base = synthetic_trace(64, gamma=1, alpha=0.0, seed=1)
+    run = synthetic_trace(64, gamma=2, seed=2)
+    study = Study("gamma sweep", base, [Variant({"gamma": 2}, run)])
+    assert study.speedup(run) == pytest.approx(run.summary().tokens_per_s / base.summary().tokens_per_s)
+    old = study.to_dict()
+    old["version"] = 1
+    del old["baseline_seconds"]
+    del old["variants"][0]["seconds"]
+    assert study_from_dict(old).rows()[1].speedup == pytest.approx(study.speedup(run))
+
+
+def test_rounds_survive_the_file():
+    study = rounds([4.0, 5.0, 4.5], {2: [2.0, 2.5, 2.2], 4: [3.0, 3.1, 2.9]})
+    again = study_from_dict(json.loads(json.dumps(study.to_dict())))
+    assert again.baseline_seconds == study.baseline_seconds and [v.seconds for v in again.variants] == [
+        v.seconds for v in study.variants]
+    assert [r.speedup_low for r in again.rows()] == [r.speedup_low for r in study.rows()]
+    bad = study.to_dict()
+    bad["variants"][0]["seconds"] = ["fast"]
+    with pytest.raises(Exception, match="seconds"):
+        study_from_dict(bad)
+
+
+def test_the_sweep_draws_medians_with_min_max_error_bars():
+    study = rounds([4.0, 4.4, 4.2], {2: [2.0, 2.2, 2.0], 4: [1.6, 2.0, 1.8]})
+    measured = next(t for t in charts.sweep_chart(study).data if t.name == "measured (median, min–max)")
+    rows = study.rows()[1:]
+    assert list(measured.y) == [r.speedup for r in rows]
+    assert list(measured.error_y.array) == pytest.approx([r.speedup_high - r.speedup for r in rows])
+    assert list(measured.error_y.arrayminus) == pytest.approx([r.speedup - r.speedup_low for r in rows])
+
+
+def test_the_sweep_says_when_the_spread_is_larger_than_the_differences():
+    apart = rounds([4.0, 4.0, 4.0], {2: [2.0, 2.05, 1.95], 4: [1.0, 1.02, 0.98]})
+    warn, note = charts.spread_note(apart)
+    assert not warn and "their order holds" in note and "Timed 3×" in note
+    close = rounds([4.0, 4.0, 4.0], {2: [2.0, 2.4, 1.8], 4: [1.9, 2.3, 2.1]})
+    warn, note = charts.spread_note(close)
+    assert warn and "gamma = 4 and gamma = 2, 5.0% apart" in note and "not measured" in note
+    once = Study("gamma sweep", synthetic_trace(64), [Variant({"gamma": 2}, synthetic_trace(64, gamma=2))])
+    assert charts.spread_note(once) == (True, charts.spread_note(once)[1]) and "timed once" in charts.spread_note(
+        once)[1]
+
+
+def test_the_race_draws_each_sides_rounds():
+    study = comparison()
+    base, speculative = study.baseline.wall_time, study.variants[0].trace.wall_time
+    study = Study("comparison", study.baseline, [Variant({}, study.variants[0].trace, [speculative, speculative * 1.2,
+                                                                                       speculative * 0.9])],
+                  [base, base * 1.1, base])
+    fig = race_chart(study)
+    bars = [t for t in fig.data if t.error_x is not None and t.error_x.array is not None]
+    assert len(bars) == 2 and all("over 3 rounds" in t.name for t in bars)
+    assert bars[1].x[0] == pytest.approx(speculative)
+    assert bars[1].error_x.array[0] == pytest.approx(speculative * 0.2)
+    assert "over 3 rounds" in fig.layout.annotations[0].text
+
+
+def test_runs_are_timed_interleaved_round_by_round(tiny_llama_dirs, monkeypatch):
+    torch.set_num_threads(1)
+    target, draft = (load_model(str(d)) for d in tiny_llama_dirs)
+    order: list[str] = []
+    generate = sweep.generate
+
+    def logged(target, drafter, prompt, settings, **kwargs):
+        order.append("base" if drafter is None else f"γ{settings.gamma}")
+        return generate(target, drafter, prompt, settings, **kwargs)
+
+    monkeypatch.setattr(sweep, "generate", logged)
+    settings = DecodeSettings(temperature=0.0, max_new_tokens=6)
+    studies = list(sweep.gamma_sweep(target, DraftModelDrafter(draft), "w1 w2", settings, [1, 3], repeats=3))
+    assert order == ["base", "γ1", "γ3"] * 3 and len(studies) == 9
+    study = studies[-1]
+    assert len(study.baseline_seconds) == 3 and all(len(v.seconds) == 3 for v in study.variants)
+    assert all(r.rounds == 3 for r in study.rows())
