@@ -199,3 +199,13 @@ def test_the_bench_names_an_adaptive_method_and_runs_it_from_the_sizing(models):
     method = engine_method(target, DraftModelDrafter(other), "model", settings, sizing=acc)
     assert method.spec.name == "engine model adaptive chains ≤8 rec off" and method.spec.tree == "adaptive chains"
     assert len(method.run(BenchPrompt("p", "chat", PROMPT)).ids) == 6
+
+
+def test_the_prompts_no_drafter_can_help_with_load_as_a_bench_set():
+    from pathlib import Path
+
+    from specviz.bench.prompts import load_prompts
+
+    path = Path(__file__).resolve().parent.parent / "assets" / "bench_prompts_random.json"
+    prompts = load_prompts(path)
+    assert {p.category for p in prompts} == {"random"} and len(prompts) == 2
