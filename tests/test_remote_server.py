@@ -20,7 +20,6 @@ from apps import APP, MODEL_TIMEOUT
 from streamlit.testing.v1 import AppTest
 
 from specviz import DecodeSettings, Run, SpecvizError, generate
-from specviz.bench.gpu_check import top2_gap
 from specviz.bench.llama_server import MODEL, llama_server
 from specviz.bench.remote import NEAR_TIE
 from specviz.cli import main
@@ -71,6 +70,13 @@ def test_greedy_through_the_server_equals_its_own_greedy_generation(server, embe
     assert here.keys() & there.keys() and all(here[k] == there[k] for k in here.keys() & there.keys())
     assert at is None or top2_gap(embedded, local.prompt_ids + local.generated_ids[:at]) < NEAR_TIE, \
         f"parted from the local run at token {at}, with no near-tie there"
+
+
+def top2_gap(target, ids: list[int]) -> float:
+    """Logits between the target's best and second-best next token after `ids`, one fresh pass."""
+    with torch.no_grad():
+        top = target.model(torch.tensor([ids], device=target.device)).logits[0, -1].float().topk(2).values
+    return float(top[0] - top[1])
 
 
 def verdicts(trace, until: int) -> dict[tuple[int, int], str]:
