@@ -8,6 +8,7 @@ import streamlit as st
 from pages.ui import controls, models, race, state
 from pages.ui.linked import linked_view
 from specviz import SpecvizError, Trace, charts
+from specviz.charts.race import agreement
 from specviz.decoder_process import follow_trace, trace_stream
 from specviz.study import Study, Variant
 
@@ -50,6 +51,9 @@ def show(trace: Trace, comparison: Study | None, live: bool) -> None:
             speedup = comparison.speedup(trace)
             st.metric("measured speedup over the target alone", "n/a" if speedup is None else f"{speedup:.2f}×",
                       help=f"target alone: {b.tokens_per_s:.1f} tokens/s over {b.tokens} tokens")
+            same, sentence = agreement(comparison)
+            if not same:
+                st.info(sentence)
         if not live:
             st.caption(state.measured_on(f"{trace.device} ({trace.dtype})", trace.threads, trace.waited))
     text.html(charts.colored_text(trace, show_rejected))

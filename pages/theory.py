@@ -1,11 +1,17 @@
 """Theory: the analytic speedup, and an interactive proof that rejection sampling recovers p."""
 
+import json
+from pathlib import Path
+
 import pandas as pd
 import streamlit as st
 
 from pages.ui import controls, state
 from specviz import SpecvizError, charts, toy
+from specviz.bench.half_precision import measured_note
 from specviz.charts.style import VEGA_BINDINGS_CSS
+
+HALF_PRECISION_REPORT = Path(__file__).resolve().parent.parent / "benchmarks" / "half-precision.json"
 
 controls.sidebar()  # drawn by each page, so a page opened on its own still has it
 st.title("Theory")
@@ -42,3 +48,17 @@ try:
     st.caption(f"Rejection probability 1 − Σ min(p, q) = {split.rejection:.3f} = total residual mass.")
 except (SpecvizError, ValueError) as error:
     st.error(str(error))
+
+st.subheader("Lossless up to floating point")
+st.markdown(
+    "Greedy verification keeps a draft exactly when it is the target's argmax, so in exact arithmetic the output is "
+    "the target alone's, token for token. A computer rounds. Verification scores k drafted tokens in one pass, a "
+    "matrix of a different shape from k one-token steps, and the kernels sum in a different order: the same logit "
+    "comes out a few last bits apart. In float32 that has never moved an argmax here. In bfloat16 (8 significant "
+    "bits, so a logit near 20 is a multiple of 0.125) two tokens one step apart can swap or tie, and from that token "
+    "on the two texts differ. Each text is still what the target computes; they part only at a near tie. The "
+    "Generate page shows the position and both computations' two best tokens when a greedy run parts from its "
+    "baseline. Sampling meets the same rounding: a speculative sample follows p as the verification pass computes "
+    "it, which differs from the one-token steps' p by the size of the rounding.")
+if HALF_PRECISION_REPORT.is_file():
+    st.caption(measured_note(json.loads(HALF_PRECISION_REPORT.read_text())))

@@ -40,12 +40,14 @@ from specviz.errors import SpecvizError
 @dataclass(frozen=True)
 class ModelSpec:
     """The models of a request: the target (None = the embedded one), the drafter kind (None = the
-    target's default, `drafters.default_drafter`) and the drafter's weights file or draft LM (None =
-    the kind's default)."""
+    target's default, `drafters.default_drafter`), the drafter's weights file or draft LM (None =
+    the kind's default) and the dtype the models compute in (None = the device's default,
+    `device.pick_dtype`)."""
 
     target: str | None = None
     drafter: str | None = None
     draft_model: str | None = None
+    dtype: str | None = None
 
     def __post_init__(self) -> None:
         if self.drafter is None:
@@ -238,10 +240,12 @@ def _load(models: ModelSpec, loaded: dict, status: Callable[[str | None], None])
 
     if models in loaded:
         return loaded[models]
-    if models.target not in loaded:
-        status(f"Loading the target model {models.target or 'SmolLM2-135M-Instruct (embedded)'}…")
-        loaded[models.target] = load_model(models.target)
-    target = loaded[models.target]
+    weights = models.target, models.dtype
+    if weights not in loaded:
+        status(f"Loading the target model {models.target or 'SmolLM2-135M-Instruct (embedded)'}"
+               f"{f' in {models.dtype}' if models.dtype else ''}…")
+        loaded[weights] = load_model(models.target, dtype=models.dtype)
+    target = loaded[weights]
     status(f"Preparing the drafter ({models.drafter})…")
     drafter = build_drafter(models.drafter, target, models.draft_model)
     generate(target, drafter, "Hello", DecodeSettings(temperature=0.0, max_new_tokens=4, record=False),

@@ -22,6 +22,12 @@ from dataclasses import dataclass
 from specviz.kv_cache import parting
 from specviz.trace import Iteration, TopK, Trace
 
+# Logits. bf16 keeps 8 significant bits, so a logit between 16 and 32 is a multiple of 0.125: two
+# tokens a step apart can swap, or tie exactly, when a verification pass sums in a different order from
+# one-token steps. Measured on the embedded target (benchmarks/half-precision.md) every parting was
+# within two steps. A parting where our token trailed by more than four is not rounding.
+NEAR_TIE = 0.5
+
 
 @dataclass
 class Top2:
@@ -44,7 +50,7 @@ class Divergence:
     flip: float | None            # in the target alone's computation, ℓ(its token) − ℓ(our token);
                                   # None when our token is not among its recorded top-k
 
-    def near_tie(self, bound: float) -> bool:
+    def near_tie(self, bound: float = NEAR_TIE) -> bool:
         """The parting is explained by rounding: our token was within `bound` logits of the best."""
         return self.flip is not None and self.flip < bound
 
@@ -85,3 +91,27 @@ def top2(top: TopK | None) -> Top2 | None:
     if top is None or len(top.ids) < 2 or top.probs[1] <= 0:
         return None
     return Top2(top.ids[:2], top.tokens[:2], math.log(top.probs[0] / top.probs[1]))
+
+
+def describe(d: Divergence, dtype: str) -> str:
+    """The parting in words, for a greedy trace computed in `dtype` against its target-alone baseline."""
+    where = f"Greedy output parts from the target alone's at generated token {d.position + 1}"
+    if d.alone_top2 is None:
+        return f"{where}; the trace recorded no distribution there to say why."
+    tops = "; ".join(f"{label}: {_top2_text(top)}" for label, top in
+                     (("target alone", d.alone_top2), ("verification pass", d.ours_top2)) if top is not None)
+    numbers = f" ({tops})"
+    if d.flip is None:
+        return (f"{where}: our token is not even among the target alone's recorded top tokens there{numbers}. "
+                "Rounding cannot do that: a bug in the verifier.")
+    if d.near_tie():
+        return (f"{where}: the target alone's top token led ours by only {d.flip:.3f} logits{numbers}. A near tie "
+                f"that rounding in {dtype} flipped: verification scores k tokens in one pass, whose sums run in a "
+                "different order from k one-token steps. Lossless holds up to floating point; after the parting "
+                "the two texts continue from different words.")
+    return (f"{where}: the target alone's top token led ours by {d.flip:.3f} logits{numbers}, more than rounding "
+            f"moves (a near tie is under {NEAR_TIE}). Greedy verification should not do this: a bug in the verifier.")
+
+
+def _top2_text(top: Top2) -> str:
+    return f"{top.tokens[0]!r} ahead of {top.tokens[1]!r} by {top.margin:.3f}"

@@ -119,6 +119,10 @@ def test_theory_page(app):
     assert "th_alpha" not in [s.key for s in app.slider]
     assert len(app.get("plotly_chart")) == 2
     assert any("Rejection probability" in c.value for c in app.main.caption)
+    assert app.subheader[-1].value == "Lossless up to floating point"
+    measured = json.loads((Path(APP).parent / "benchmarks" / "half-precision.json").read_text())
+    assert any(f"float32 speculative output parted from the target alone's in 0 of {measured['runs']['float32']} runs"
+               in c.value for c in app.main.caption)
 
 
 def test_shipped_benchmark_shows_without_a_sweep(app):
@@ -129,3 +133,14 @@ def test_shipped_benchmark_shows_without_a_sweep(app):
     app.checkbox(key="show_shipped_benchmark").check().run()
     assert not app.exception and not app.error
     assert len(app.get("plotly_chart")) == 1
+
+
+def test_precision_is_a_choice_that_stays(app):
+    box = app.selectbox(key="dtype")
+    assert box.options == ["float32: exact, greedy output equals the target alone's",
+                           "bfloat16: faster where the hardware has it; may part at a near tie"]
+    assert box.value == "float32" and "nearly tie" in box.help and "bf16" in box.help
+    box.set_value("bfloat16").run()
+    app.switch_page("pages/theory.py").run()
+    assert app.selectbox(key="dtype").value == "bfloat16"
+    assert app.session_state["sidebar_settings"]["dtype"] == "bfloat16"

@@ -80,3 +80,17 @@ def test_traces_page_offers_the_download(generated):
     at.switch_page("pages/traces.py").run()
     assert not at.exception
     assert at.get("download_button")
+
+
+def test_a_run_in_bfloat16_runs_the_models_in_bfloat16(embedded_sizing):
+    at = AppTest.from_file(APP, default_timeout=MODEL_TIMEOUT).run()
+    at.selectbox(key="dtype").set_value("bfloat16")
+    at.toggle(key="auto_size").set_value(False)
+    at.slider(key="max_new_tokens").set_value(6)
+    at.slider(key="temperature").set_value(0.0)
+    at.checkbox(key="with_baseline").check()
+    at.button(key="generate").click().run()
+    assert not at.exception and not at.error
+    comparison = at.session_state["studies"]["comparison"]
+    assert comparison.baseline.dtype == at.session_state["trace"].dtype == "bfloat16"
+    assert any(c.value.startswith("Measured on cpu (bfloat16)") for c in at.caption)

@@ -9,8 +9,9 @@ import json
 import pytest
 import torch
 
-from specviz.bench.gpu_check import HALF_MARGIN, EqualityRow, build_pair_model, predictions
+from specviz.bench.gpu_check import EqualityRow, build_pair_model, predictions
 from specviz.cli import main
+from specviz.divergence import NEAR_TIE
 from specviz.verify_cost import VerifyCost
 
 
@@ -38,9 +39,9 @@ def test_the_check_reports_both_parts_and_its_promises_hold(tmp_path, two_prompt
 
 
 def test_half_precision_promise_allows_partings_only_at_near_ties():
-    row = EqualityRow("bfloat16", "tiny", 4, 8, 1, 2, [{"prompt": "a", "token": 3, "gap": HALF_MARGIN / 2}])
+    row = EqualityRow("bfloat16", "tiny", 4, 8, 1, 2, [{"prompt": "a", "token": 3, "gap": NEAR_TIE / 2}])
     assert row.promise_kept
-    row.partings.append({"prompt": "b", "token": 1, "gap": HALF_MARGIN * 2})
+    row.partings.append({"prompt": "b", "token": 1, "gap": NEAR_TIE * 2})
     assert not row.promise_kept
     assert not EqualityRow("float32", "tiny", 4, 8, 1, 2, [{"prompt": "a", "token": 3, "gap": 0.0}]).promise_kept
 

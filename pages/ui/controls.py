@@ -5,9 +5,9 @@ from __future__ import annotations
 import streamlit as st
 
 from pages.ui import state
-from specviz import DecodeSettings, SpecvizError
+from specviz import DecodeSettings, SpecvizError, precision
 from specviz.decoder_process import ModelSpec
-from specviz.device import decoder_threads
+from specviz.device import decoder_threads, pick_device
 from specviz.drafters import DRAFTER_KINDS, FEATURE_KINDS, default_drafter
 from specviz.examples import example
 from specviz.limits import check_remote_allowed, host_limits, remote_targets
@@ -47,10 +47,12 @@ EXAMPLE_SETTINGS = ("gamma", "branches", "nodes", "auto_size", "adaptive", "draf
 
 
 def _defaults() -> dict:
-    """DEFAULTS with the library's choices for the embedded pair on this machine: its drafter, and as γ the
+    """DEFAULTS with the library's choices for the embedded pair on this machine: its drafter, the device's
+    default dtype, and as γ the
     fastest chain measured for them in the decoder process (DecodeSettings' γ while nothing is measured);
     max new tokens within the host's limit."""
-    return {**DEFAULTS, "drafter": default_drafter(), "gamma": default_gamma(decoder_threads()) or DEFAULTS["gamma"],
+    return {**DEFAULTS, "drafter": default_drafter(), "dtype": precision.default(pick_device()),
+            "gamma": default_gamma(decoder_threads()) or DEFAULTS["gamma"],
             "max_new_tokens": min(DEFAULTS["max_new_tokens"], _max_new_tokens())}
 
 
@@ -123,6 +125,7 @@ def sidebar() -> None:
                      "drafters there are (the Draft model field: a table file); model: the pair's small LM; "
                      "lookup+eagle: prompt lookup's copy and the EAGLE head's guesses in one token tree; none: the "
                      "target alone")
+        _precision(k["dtype"], _target_name())
         st.toggle("Size the tree for this machine (auto)", value=k["auto_size"], key="auto_size",
                   help="Measures once the target's verify cost and the drafter's acceptance by depth and rank, "
                        "then runs the depth, branches and budget predicted fastest (the Speedup page shows why).")
@@ -165,6 +168,31 @@ def sidebar() -> None:
         st.session_state.caption_slot = st.empty()
     s[KEPT] = {key: s.get(key, value) for key, value in k.items()}
     state.show_caption()
+
+
+PRECISION_NAMES = {"float32": "float32: exact, greedy output equals the target alone's",
+                   "bfloat16": "bfloat16: faster where the hardware has it; may part at a near tie",
+                   "float16": "float16: half the bytes; may part at a near tie"}
+
+
+def _target_name() -> str:
+    """The chosen target as its measurements name it (`LoadedModel.name`)."""
+    s = st.session_state
+    if s.pair == CUSTOM_PAIR:
+        return s.custom_target.strip()
+    return EMBEDDED_NAME if s.pair == EMBEDDED_PAIR else HUB_PAIRS[s.pair][0]
+
+
+def _precision(kept: str, target: str) -> None:
+    """The dtype the models compute in, with what bf16 measured here against float32."""
+    device = pick_device()
+    options = precision.choices(device)
+    st.selectbox("Precision (the models' dtype)", options, index=options.index(kept) if kept in options else 0,
+                 key="dtype", format_func=PRECISION_NAMES.get,
+                 help="Greedy verification is lossless in exact arithmetic. In half precision a verification pass "
+                      "over k tokens rounds differently from k one-token steps, so where the target's two best "
+                      "tokens nearly tie the outputs can part (the Generate page shows where, with the target alone "
+                      "as baseline). " + precision.gain_note(target, device, decoder_threads()))
 
 
 def _remote_target(kept: str) -> None:
@@ -232,4 +260,4 @@ def models() -> ModelSpec:
     # A preset pair's draft model is an LM for the "model" drafter; trained kinds use their shipped weights.
     if k["drafter"] != "model" and k["pair"] != CUSTOM_PAIR:
         draft_model = None
-    return ModelSpec(target, k["drafter"], draft_model)
+    return ModelSpec(target, k["drafter"], draft_model, k["dtype"])

@@ -8,7 +8,7 @@ Two parts, one report (`benchmarks/gpu-check.{json,md}`):
    accepted length and c. In half precision a (γ+1)-token
    verification pass need not round like γ+1 one-token passes, so the promise is weaker than
    fp32's exact equality: an output may part from the target alone's only where its token trailed
-   the target alone's best by less than HALF_MARGIN logits there (a near tie, `divergence`); each
+   the target alone's best by less than NEAR_TIE logits there (a near tie, `divergence`); each
    parting is listed with that gap.
 2. A hosted-demo-sized pair built from configs with random weights (SmolLM2-1.7B-shaped target,
    360M- and 135M-shaped draft LMs): the verify-cost curve, c of each draft LM, peak memory, the
@@ -38,7 +38,7 @@ from specviz.bench.prompts import DEFAULT_PROMPTS, BenchPrompt, load_prompts
 from specviz.bench.report import Spread, spread
 from specviz.decoder import generate
 from specviz.device import Clock, pick_device, pick_dtype
-from specviz.divergence import first_divergence
+from specviz.divergence import NEAR_TIE, first_divergence
 from specviz.drafters import DraftModelDrafter, build_drafter
 from specviz.errors import SpecvizError
 from specviz.models import LoadedModel, embedded_dir, load_model
@@ -49,7 +49,6 @@ from specviz.trace import Trace
 from specviz.verify_cost import VerifyCost
 from specviz.verify_cost import measure as measure_verify_cost
 
-HALF_MARGIN = 0.5   # logits: in half precision, greedy outputs may part only at a tie this close
 ALPHAS = (0.5, 0.6, 0.7, 0.8, 0.9)
 # Llama shapes of SmolLM2-1.7B, -360M and -135M (hidden, MLP, layers, heads, KV heads); "tiny" for the tests.
 SHAPES = {
@@ -88,7 +87,7 @@ class EqualityRow:
         """fp32: every output equal; half precision: every parting at a near-tie."""
         if self.dtype == "float32":
             return self.equal == self.prompts
-        return all(p["gap"] is not None and p["gap"] < HALF_MARGIN for p in self.partings)
+        return all(p["gap"] is not None and p["gap"] < NEAR_TIE for p in self.partings)
 
 
 def add_gpu_check_arguments(parser: argparse.ArgumentParser) -> None:
@@ -129,7 +128,7 @@ def run_gpu_check(args: argparse.Namespace) -> None:
                        args.pair_tokens, args.pair_gamma, args.pair_repeats)
     result = {"date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),
               "command": command_line(), "machine": machine(device, half), "seconds": time.monotonic() - started,
-              "half_margin": HALF_MARGIN, "prompts": [p.id for p in prompts],
+              "half_margin": NEAR_TIE, "prompts": [p.id for p in prompts],
               "embedded": [asdict(r) | {"speedup": r.speedup, "promise_kept": r.promise_kept} for r in rows],
               "pair": pair}
     for path, text in ((args.out, json.dumps(result, indent=1)), (args.markdown, to_markdown(result))):

@@ -9,7 +9,7 @@ same dtype). Reported (`benchmarks/half-precision.{json,md}`):
 - divergences (`divergence`): for every run whose greedy output leaves the target alone's, where,
   the two best tokens of both computations with their logit margins, and how far its token trailed
   the target alone's best. fp32 is the control: it must never part. In bf16 every parting must be
-  a near tie (gap below `HALF_MARGIN` logits).
+  a near tie (gap below `NEAR_TIE` logits).
 """
 
 from __future__ import annotations
@@ -25,10 +25,11 @@ from statistics import median
 import torch
 
 from specviz.bench.command import command_line, machine
-from specviz.bench.gpu_check import HALF_MARGIN, EqualityRow, embedded_rows
+from specviz.bench.gpu_check import EqualityRow, embedded_rows
 from specviz.bench.markdown import num
 from specviz.bench.prompts import DEFAULT_PROMPTS, load_prompts
 from specviz.device import native_bf16, pick_device
+from specviz.divergence import NEAR_TIE
 from specviz.errors import SpecvizError
 
 DTYPES = (torch.float32, torch.bfloat16)
@@ -68,7 +69,7 @@ def run_half_precision(args: argparse.Namespace) -> None:
                                                              args.max_new_tokens) for dtype in DTYPES}
     result = {"date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),
               "command": command_line(), "machine": machine(device, torch.bfloat16) | {"native_bf16": native_bf16()},
-              "seconds": round(time.monotonic() - started, 1), "half_margin": HALF_MARGIN,
+              "seconds": round(time.monotonic() - started, 1), "half_margin": NEAR_TIE,
               "prompts": [p.id for p in prompts], "max_new_tokens": args.max_new_tokens, **summary(rows)}
     for path, text in ((args.out, json.dumps(result, indent=1) + "\n"), (args.markdown, to_markdown(result))):
         Path(path).parent.mkdir(parents=True, exist_ok=True)
@@ -131,6 +132,19 @@ def to_markdown(result: dict) -> str:
                          f"{num(d['gap'], 3) or 'outside top-k'} | {_top2(d['alone'])} | "
                          f"{_top2(d['ours'])} |")
     return "\n".join(lines) + "\n"
+
+
+def measured_note(result: dict) -> str:
+    """A report's findings in two sentences, for the Theory page's note on floating point."""
+    parted = result["divergences"]
+    half = parted.get("bfloat16", [])
+    gaps = [d["gap"] for d in half if d["gap"] is not None]
+    widest = f", every one where the target's two best tokens lay within {max(gaps):.3f} logits" if gaps else ""
+    return (f"Measured on {result['machine']['device_name']} ({result['date']}, {len(result['prompts'])} prompts × "
+            f"{result['max_new_tokens']} greedy tokens, every drafter in chains and trees): float32 speculative "
+            f"output parted from the target alone's in {len(parted.get('float32', []))} of "
+            f"{result['runs']['float32']} runs; bfloat16 in {len(half)} of {result['runs']['bfloat16']}{widest}. "
+            f"bfloat16 ran the target alone {result['bf16_over_fp32']:.2f}× as fast as float32.")
 
 
 def _top2(top: dict | None) -> str:

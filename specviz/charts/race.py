@@ -18,6 +18,7 @@ import plotly.graph_objects as go
 
 from specviz.charts.style import ACCEPT_COLOR, KINDS, layout
 from specviz.charts.text import colored_text
+from specviz.divergence import describe, first_divergence
 from specviz.study import Study, token_match_rate
 from specviz.trace import Trace
 
@@ -132,5 +133,8 @@ def agreement(study: Study) -> tuple[bool, str]:
     if settings.rule == "spec":
         return False, (f"{where}: Spec-Verification (β, τ) keeps drafts close to the target's top-1 without being "
                        f"it; {token_match_rate(speculative, base):.0%} of the positions agree.")
+    parted = first_divergence(study.variants[0].trace, study.baseline) if settings.temperature == 0 else None
+    if parted is not None:
+        return False, describe(parted, study.baseline.dtype)
     return False, (f"{where}: greedy verification should reproduce the target token for token. The target scored "
                    "several positions in one pass, so a near-tie between two tokens can round the other way.")
