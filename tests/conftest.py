@@ -5,9 +5,15 @@ from __future__ import annotations
 
 import json
 import os
+from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+# The suite times passes while other tests run beside it: its verify-cost curves and sizings would mislead
+# the app and the bench, so they go to a cache of the tests' own (the workers inherit it as it is).
+_cache = Path(os.environ.get("SPECVIZ_CACHE", Path.home() / ".cache" / "specviz"))
+if _cache.name != "specviz-tests":
+    os.environ["SPECVIZ_CACHE"] = str(_cache / "specviz-tests")
 
 import pytest  # noqa: E402
 import torch  # noqa: E402
