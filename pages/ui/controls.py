@@ -48,9 +48,8 @@ EXAMPLE_SETTINGS = ("gamma", "branches", "nodes", "auto_size", "adaptive", "draf
 
 def _defaults() -> dict:
     """DEFAULTS with the library's choices for the embedded pair on this machine: its drafter, the device's
-    default dtype, and as γ the
-    fastest chain measured for them in the decoder process (DecodeSettings' γ while nothing is measured);
-    max new tokens within the host's limit."""
+    default dtype, and as γ the fastest chain measured for them in the decoder process (DecodeSettings' γ
+    while nothing is measured); max new tokens within the host's limit."""
     return {**DEFAULTS, "drafter": default_drafter(), "dtype": precision.default(pick_device()),
             "gamma": default_gamma(decoder_threads()) or DEFAULTS["gamma"],
             "max_new_tokens": min(DEFAULTS["max_new_tokens"], _max_new_tokens())}
