@@ -14,7 +14,7 @@ from specviz.drafters.weights import save_weights
 from specviz.errors import SpecvizError
 from specviz.training import data
 from specviz.training.batches import draft_vocabulary, index_map
-from specviz.training.config import TrainConfig
+from specviz.training.config import TrainConfig, run_key
 from specviz.training.data import answer_batch, answer_in_batches, cached_samples
 from specviz.training.loss import Targets, distill
 from specviz.training.train import batch_indices, build_model, model_config, train
@@ -177,3 +177,25 @@ def test_spec_drafter_can_start_from_a_tiny_lm(small, tmp_path):
     save_weights(path, one_layer.state_dict(), "tiny", model_config(TrainConfig(kind="tiny"), one_layer), small)
     with pytest.raises(SpecvizError, match="1 layers"):
         build_model(TrainConfig(kind="specdrafter", init=str(path)), small, vocab)
+
+
+def test_an_eagle_head_can_go_on_training_from_a_saved_one(small, samples, tmp_path):
+    """A warm start keeps the saved head's weights and draft vocabulary, whatever the data would pick."""
+    cfg = TrainConfig(steps=2, batch_size=4, eval_every=2, draft_vocab=6)
+    first = train(cfg, small, samples[:2], samples, None, progress=False)
+    path = tmp_path / "eagle.safetensors"
+    save_weights(path, first.state_dict(), "eagle", model_config(cfg, first), small)
+    warm = build_model(TrainConfig(init=str(path)), small, torch.arange(small.vocab_size))
+    assert all(torch.equal(a, b.half().float()) for a, b in zip(warm.parameters(), first.parameters()))
+    trained = train(TrainConfig(steps=2, batch_size=4, eval_every=2, draft_vocab=9, init=str(path)), small,
+                    samples[2:], samples, None, progress=False)
+    assert trained.vocab.tolist() == first.vocab.tolist()
+    with pytest.raises(SpecvizError, match=r"reads feature layers \(-1,\), this run \(0, 1\)"):
+        build_model(TrainConfig(init=str(path), feature_layers="0,1"), small, first.vocab)
+
+
+def test_each_configuration_resumes_its_own_checkpoint():
+    base = TrainConfig(kind="eagle", feature_layers="4,15,27", ttt=True)
+    assert run_key(base) == run_key(TrainConfig(kind="eagle", feature_layers="4,15,27", ttt=True, steps=9000))
+    assert run_key(base) != run_key(TrainConfig(kind="eagle", feature_layers="4,15,27", ttt=True, init="a"))
+    assert run_key(base) != run_key(TrainConfig(kind="eagle"))

@@ -15,7 +15,7 @@ import time
 from dataclasses import asdict
 from pathlib import Path
 
-from specviz.training.config import KINDS, TrainConfig
+from specviz.training.config import KINDS, TrainConfig, run_key
 
 
 def add_train_arguments(parser: argparse.ArgumentParser) -> None:
@@ -35,7 +35,8 @@ def add_train_arguments(parser: argparse.ArgumentParser) -> None:
         parser.add_argument(f"--{name.replace('_', '-')}", type=float, default=getattr(d, name))
     parser.add_argument("--init", default=d.init,
                         help="specdrafter: start its layers and norm from this tiny LM weights file (train-drafter "
-                             "--kind tiny writes one; default: copies of the target's first layers)")
+                             "--kind tiny writes one; default: copies of the target's first layers); eagle: go on "
+                             "training this head (e.g. the shipped one), keeping its feature layers and vocabulary")
     parser.add_argument("--bf16", action="store_true", help="train under bf16 autocast (weights stay fp32)")
     parser.add_argument("--corpus", action="store_true",
                         help="learn from the corpus in assets/corpus (python -m specviz corpus grow), the target's "
@@ -73,7 +74,7 @@ def run_train(args: argparse.Namespace) -> None:
     else:
         (train_samples, heldout, data), vocab = shipped_data(cfg, target, mark), None
     data_time = time.time() - began
-    checkpoint = cache_dir() / "training" / f"checkpoint-{cfg.kind}-{mark}.pt"
+    checkpoint = cache_dir() / "training" / f"checkpoint-{cfg.kind}-{mark}-{run_key(cfg)}.pt"
     if not args.resume:
         checkpoint.unlink(missing_ok=True)
     model = train(cfg, target, train_samples, heldout, checkpoint, vocab=vocab)

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import hashlib
+import json
+from dataclasses import asdict, dataclass, field
 
 KINDS = ("eagle", "tiny", "medusa", "specdrafter")
 
@@ -20,7 +22,8 @@ class TrainConfig:
     noise: float = 0.2           # EAGLE input feature noise U(-noise, noise)
     block: int = 4               # positions drafted in one pass: blockwise heads / Spec-Drafter masks
     cuts: int = 16               # Spec-Drafter: context cuts trained per answer, each followed by the masks
-    init: str = ""               # Spec-Drafter: a tiny LM weights file whose layers and norm it starts from
+    init: str = ""               # Spec-Drafter: a tiny LM weights file whose layers and norm it starts from;
+                                 # EAGLE: a trained head to go on training (its feature layers and vocabulary)
     draft_vocab: int = 8192      # draft LM head rows (0 = the full vocabulary)
     max_new_tokens: int = 128    # target answer length for the training data
     sampled_answers: int = 0     # further answers per training prompt, sampled from the target at T = 1
@@ -44,3 +47,13 @@ class TrainConfig:
     def layers(self) -> tuple[int, ...]:
         """`feature_layers` as indices into the target's hidden states."""
         return tuple(int(x) for x in self.feature_layers.split(",")) if self.feature_layers else (-1,)
+
+
+RESUMABLE = ("steps", "eval_every", "eval_prompts", "eval_tokens", "out", "curve", "resumed_from")
+
+
+def run_key(cfg: TrainConfig) -> str:
+    """What a checkpoint belongs to: every knob but those a resumed run may change (`RESUMABLE`), so that
+    a run never continues the checkpoint of a differently shaped or differently fed one."""
+    knobs = {k: v for k, v in asdict(cfg).items() if k not in RESUMABLE}
+    return hashlib.sha256(json.dumps(knobs, sort_keys=True).encode()).hexdigest()[:8]

@@ -44,6 +44,14 @@ from specviz.training.ttt import unrolled
 
 
 def build_model(cfg: TrainConfig, target: LoadedModel, vocab: torch.Tensor) -> torch.nn.Module:
+    if cfg.kind == "eagle" and cfg.init:   # a warm start: a trained head goes on learning, over its own vocabulary
+        state, config = load_weights(Path(cfg.init), "eagle", target)
+        layers = tuple(config.get("feature_layers", (-1,)))
+        if layers != cfg.layers:
+            raise SpecvizError(f"{cfg.init} reads feature layers {layers}, this run {cfg.layers}")
+        head = EagleHead.from_target(target, state["vocab"], feature_layers=layers)
+        head.load_state_dict(state)
+        return head
     if cfg.kind == "eagle":
         return EagleHead.from_target(target, vocab, feature_layers=cfg.layers)
     if cfg.kind == "medusa":
@@ -174,6 +182,8 @@ def train(cfg: TrainConfig, target: LoadedModel, train_samples: list[Sample] | P
         raise SpecvizError(f"checkpoint {checkpoint} is for a {saved['kind']!r} drafter, not {cfg.kind!r}")
     if saved is not None and "vocab" in saved["model"]:   # a corpus grown since keeps the head's vocabulary
         vocab = saved["model"]["vocab"].cpu()
+    elif cfg.kind == "eagle" and cfg.init:                 # so does a warm start
+        vocab = load_weights(Path(cfg.init), "eagle", target)[0]["vocab"].cpu()
     elif vocab is None:
         vocab = draft_vocabulary(train_samples, cfg.draft_vocab, target.vocab_size)
     index = index_map(vocab, target.vocab_size)
