@@ -14,6 +14,18 @@ from __future__ import annotations
 
 import torch
 
+from specviz.errors import SpecvizError
+
+
+def parse_shape(text: str) -> tuple[int, int, int]:
+    """A tree's shape written DEPTHxTOPKxNODES (4x1x0 is a γ=4 chain; 4x2x8 a depth-4 tree of top-2 children
+    and at most 8 nodes); SpecvizError when it is not one."""
+    parts = text.strip().split("x")
+    if len(parts) != 3 or not all(part.isdigit() for part in parts) or int(parts[0]) < 1 or int(parts[1]) < 1:
+        raise SpecvizError(f"{text!r} is not DEPTHxTOPKxNODES (e.g. 4x2x8)")
+    depth, topk, nodes = (int(part) for part in parts)
+    return depth, topk, nodes
+
 
 def chain(n: int) -> list[int]:
     """The parents of a chain of n nodes: each node's parent is the one before it."""

@@ -8,9 +8,11 @@ from scipy.stats import chisquare
 from synthetic import FixedTree
 
 from specviz import generate, load_model, tree, verification
+from specviz.errors import SpecvizError
 from specviz.kv_cache import CachedLM
 from specviz.settings import DecodeSettings
 from specviz.trace import load_trace
+from specviz.tree import parse_shape
 from specviz.warpers import Warper
 
 # A tree of 6 nodes over the root r:   r ─ 0 ─ 2 ─ 5
@@ -176,3 +178,10 @@ def test_a_tree_run_records_every_node_and_round_trips(tiny_llama_dirs, tmp_path
     trace.save(tmp_path / "t.json")
     again = load_trace(tmp_path / "t.json")
     assert again.to_dict() == trace.to_dict()
+
+
+def test_a_shape_is_read_as_depth_topk_nodes_or_refused():
+    assert parse_shape("4x1x0") == (4, 1, 0) and parse_shape(" 5x3x16 ") == (5, 3, 16)
+    for bad in ("4x2", "0x1x0", "4x0x8", "4x2x-1", "ax2x8", "4x2x8x1", ""):
+        with pytest.raises(SpecvizError, match=r"is not DEPTHxTOPKxNODES \(e\.g\. 4x2x8\)"):
+            parse_shape(bad)

@@ -27,6 +27,7 @@ from specviz.errors import SpecvizError
 from specviz.packed_linear import PackedLinear
 from specviz.settings import DecodeSettings
 from specviz.sizing import prepare
+from specviz.tree import parse_shape
 from specviz.tree_size import DEPTHS
 
 HF_DRAFTERS = ("ngram", "model")   # drafters transformers' generate can run too
@@ -205,9 +206,9 @@ def _tree_settings(shape: str, target, drafter, args: argparse.Namespace) -> Dec
     if shape == "auto":
         return prepare(target, drafter, replace(settings, auto_size=True)).settings
     try:
-        gamma, branches, nodes = (int(x) for x in shape.split("x"))
-    except ValueError:
-        raise SpecvizError(f"--trees: {shape!r} is not DEPTHxTOPKxNODES (e.g. 5x3x16) or auto") from None
+        gamma, branches, nodes = parse_shape(shape)
+    except SpecvizError as error:
+        raise SpecvizError(f"--trees: {error}, nor auto") from None
     return replace(settings, gamma=gamma, branches=branches, nodes=nodes)
 
 

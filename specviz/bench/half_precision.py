@@ -31,6 +31,7 @@ from specviz.bench.prompts import DEFAULT_PROMPTS, load_prompts
 from specviz.device import native_bf16, pick_device
 from specviz.divergence import NEAR_TIE
 from specviz.errors import SpecvizError
+from specviz.tree import parse_shape
 
 DTYPES = (torch.float32, torch.bfloat16)
 
@@ -51,10 +52,10 @@ def add_half_precision_arguments(parser: argparse.ArgumentParser) -> None:
 
 def parse_shapes(text: str) -> list[tuple[int, int, int]]:
     try:
-        shapes = [tuple(int(x) for x in item.split("x")) for item in text.split(",") if item.strip()]
-    except ValueError:
+        shapes = [parse_shape(item) for item in text.split(",") if item.strip()]
+    except SpecvizError:
         shapes = []
-    if not shapes or any(len(s) != 3 or s[0] < 1 or s[1] < 1 for s in shapes):
+    if not shapes:
         raise SpecvizError(f"--shapes: {text!r} is not a list of DEPTHxTOPKxNODES (e.g. 4x1x0,4x2x8)")
     return shapes
 

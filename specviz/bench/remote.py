@@ -10,8 +10,9 @@ turn, with the order of methods rotating from one prompt to the next:
 
 Speedups are tokens/s over the target alone at the same latency, summed over the same prompts. A
 greedy run that parts from the server's own generation is a near-tie when the server's top two
-log-probabilities there are within NEAR_TIE nats (its batched verification pass need not round like
-its one-token passes); any other divergence is a failure and leaves the run out of every number.
+log-probabilities there are within NEAR_TIE nats (`divergence`: its batched verification pass need
+not round like its one-token passes; on "def fibonacci(n):" the two passes part at a 0.40-nat gap);
+any other divergence is a failure and leaves the run out of every number.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from specviz.bench.markdown import num
 from specviz.bench.prompts import DEFAULT_PROMPTS, BenchPrompt, load_prompts
 from specviz.decoder import Run
 from specviz.device import Clock
+from specviz.divergence import NEAR_TIE
 from specviz.drafters.base import Drafter
 from specviz.errors import SpecvizError
 from specviz.kv_cache import parting
@@ -41,8 +43,8 @@ from specviz.models import LoadedModel
 from specviz.remote import RemoteError, RemoteTarget
 from specviz.remote.target import pieces
 from specviz.settings import DecodeSettings
+from specviz.tree import parse_shape
 
-NEAR_TIE = 0.5      # nats; on "def fibonacci(n):" the two passes part at a 0.40-nat gap
 ALONE = "target alone"
 SERVER = "server generate"
 CHAIN_GOAL = 1.3    # the tiny LM's chain over the target alone, at 100 ms added per request
@@ -312,12 +314,11 @@ def _kinds(args: argparse.Namespace) -> list[str]:
 def parse_trees(spec: str) -> list[tuple[str, tuple[int, int, int]]]:
     out = []
     for item in (t.strip() for t in spec.split(",") if t.strip()):
+        kind, _, shape = item.partition(":")
         try:
-            kind, shape = item.split(":")
-            depth, branches, nodes = (int(x) for x in shape.split("x"))
-        except ValueError:
+            out.append((kind, parse_shape(shape)))
+        except SpecvizError:
             raise SpecvizError(f"--trees: {item!r} is not KIND:DEPTHxTOPKxNODES (e.g. tiny:4x2x8)") from None
-        out.append((kind, (depth, branches, nodes)))
     return out
 
 

@@ -55,12 +55,12 @@ def run_drafter_report(args: argparse.Namespace) -> None:
 
     from specviz.corpus.store import load_heldout
     from specviz.models import load_model
+    from specviz.tree import parse_shape
 
     try:
-        tree = tuple(int(x) for x in args.tree.split("x"))
-        assert len(tree) == 3
-    except (ValueError, AssertionError):
-        raise SpecvizError(f"--tree: {args.tree!r} is not DEPTHxTOPKxNODES (e.g. 4x2x8)") from None
+        tree = parse_shape(args.tree)
+    except SpecvizError as error:
+        raise SpecvizError(f"--tree: {error}") from None
     if args.per_kind < 1:
         raise SpecvizError(f"--per-kind must be at least 1, got {args.per_kind}")
     torch.set_num_threads(args.threads)
