@@ -16,11 +16,12 @@ arithmetic of E and T is `tree_size`'s; the costs (verify-cost curve, drafter st
 pair's sizing, measured before the run (`specviz.sizing.prepare`); P̂ is estimated here.
 
 Acceptance estimates: P̂[d][r] is the chance that, at depth d of a path accepted so far, the target's
-token is the drafter's rank-r child. Each cell starts at the sizing's calibrated table (the prior,
-worth `PRIOR_NODES` nodes) and learns from every finished iteration: each child a verification
-reached counts a try for its depth and rank, and a hit when it is the one accepted. Old evidence
-fades by `MEMORY` per new try (a moving average, as SGLang's adaptive draft steps use), so the
-estimates follow the text as it changes from prose to a copied passage and back.
+token is the drafter's rank-r child, hits over tries. Each cell starts at the sizing's calibrated
+table (the prior, worth `PRIOR_NODES` tries) and learns from every finished iteration: each child a
+verification reached counts a try for its depth and rank, and a hit when it is the one accepted.
+Old evidence, the prior's included, fades by `MEMORY` per new try (a moving average, as SGLang's
+adaptive draft steps use), so the estimates follow the text as it changes from prose to a copied
+passage and back, and a prior the text contradicts is forgotten.
 
 A policy that stops drafting learns nothing more, so after `FIRST_PROBE_GAP` undrafted iterations
 it drafts one node (a probe); each probe that fails doubles the gap, up to `MAX_PROBE_GAP`, and an
@@ -43,7 +44,7 @@ from specviz.tree import children
 from specviz.tree_size import Acceptance
 from specviz.verify_cost import VerifyCost
 
-PRIOR_NODES = 1.0      # the calibrated table counts as this many tries of each cell
+PRIOR_NODES = 4.0      # the calibrated table counts as this many tries of each cell
 MEMORY = 0.9           # each new try of a cell keeps this share of its earlier evidence
 FIRST_PROBE_GAP = 4    # undrafted iterations before the first one-node probe
 MAX_PROBE_GAP = 64
@@ -74,15 +75,14 @@ class State:
 
 
 def start(prior: Acceptance, cost: VerifyCost, space: Space) -> State:
-    """The state before the first iteration: the calibrated table, no evidence."""
-    shape = [[0.0] * len(row) for row in prior.rank]
-    return State(prior, cost, space, [list(row) for row in shape], [list(row) for row in shape])
+    """The state before the first iteration: the calibrated table as `PRIOR_NODES` tries of each cell."""
+    return State(prior, cost, space, [[PRIOR_NODES * p for p in row] for row in prior.rank],
+                 [[PRIOR_NODES] * len(row) for row in prior.rank])
 
 
 def estimates(state: State) -> Acceptance:
-    """P̂[d][r] = (PRIOR_NODES · prior + hits) / (PRIOR_NODES + tries), with the prior's costs."""
-    rank = [[(PRIOR_NODES * p + h) / (PRIOR_NODES + t) for p, h, t in zip(prior, hit, tried)]
-            for prior, hit, tried in zip(state.prior.rank, state.hits, state.tries)]
+    """P̂[d][r] = hits / tries (the prior's among them, faded), with the prior's costs."""
+    rank = [[h / t for h, t in zip(hit, tried)] for hit, tried in zip(state.hits, state.tries)]
     return Acceptance(rank, state.prior.draft_step, state.prior.samples, state.prior.overhead)
 
 
