@@ -32,7 +32,7 @@ from specviz.drafters.base import Drafter, empty_draft
 from specviz.errors import SpecvizError
 from specviz.kv_cache import CachedLM
 from specviz.limits import Limits, host_limits
-from specviz.models import LoadedModel
+from specviz.models import LoadedModel, Prompt
 from specviz.record import record_iteration
 from specviz.remote import RemoteError, RemoteTarget
 from specviz.settings import DecodeSettings
@@ -42,7 +42,7 @@ from specviz.warpers import Warper
 
 
 class Run:
-    def __init__(self, target: LoadedModel, drafter: Drafter | None, prompt: str,
+    def __init__(self, target: LoadedModel, drafter: Drafter | None, prompt: Prompt,
                  settings: DecodeSettings, chat: bool = True, use_cache: bool = True, limits: Limits | None = None,
                  sizing: Sizing | None = None):
         """`limits`: the host's (`limits.host_limits`, from the environment) unless given. A prompt and token
@@ -188,7 +188,7 @@ def remote_target(target: LoadedModel, drafter: Drafter | None, settings: Decode
                         settings.target_timeout_s, settings.target_latency_ms)
 
 
-def generate(target: LoadedModel, drafter: Drafter | None, prompt: str,
+def generate(target: LoadedModel, drafter: Drafter | None, prompt: Prompt,
              settings: DecodeSettings, **kwargs) -> Trace:
     """Run to the end and return the trace."""
     run = Run(target, drafter, prompt, settings, **kwargs)

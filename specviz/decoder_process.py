@@ -32,9 +32,13 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from multiprocessing.connection import Connection
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from specviz.device import decoder_threads
 from specviz.errors import SpecvizError
+
+if TYPE_CHECKING:
+    from specviz.models import Prompt
 
 
 @dataclass(frozen=True)
@@ -263,7 +267,7 @@ def _portable(error: Exception) -> Exception:
     return RuntimeError(f"the decoder process failed: {detail}\n{traceback.format_exc()}")
 
 
-def trace_stream(target, drafter, prompt: str, settings, chat: bool = True) -> Iterator:
+def trace_stream(target, drafter, prompt: Prompt, settings, chat: bool = True) -> Iterator:
     """Work function for one run (its settings prepared first, `sizing.prepare`): the trace's header (no
     iterations yet), each iteration, then its `Ending`."""
     from specviz.decoder import Run

@@ -47,6 +47,9 @@ HUB_PAIRS = {
 }
 
 
+Prompt = str | list[dict[str, str]]   # the user's text, or a conversation of {"role", "content"} messages
+
+
 @dataclass
 class LoadedModel:
     """A model with its tokenizer and what the decoder needs to know about it."""
@@ -77,7 +80,7 @@ class LoadedModel:
                                f"positions, but {self.name} has a context of {limit}: shorten the prompt or ask "
                                "for fewer new tokens")
 
-    def encode_prompt(self, prompt: str | list[dict], chat: bool = True) -> list[int]:
+    def encode_prompt(self, prompt: Prompt, chat: bool = True) -> list[int]:
         """Token ids of the prompt, through the chat template when the model has one. A prompt is the
         user's text, or a conversation: chat messages ({"role", "content"}) ending with the user's turn."""
         messages = [{"role": "user", "content": prompt}] if isinstance(prompt, str) else prompt
