@@ -53,6 +53,7 @@ BAD = [
     (["generate", PROMPT, "--target", "./no/such/dir"], "model directory not found"),
     (["generate", PROMPT, "--target", "no-such-org/no-such-model"], "cannot load model 'no-such-org/no-such-model'"),
     (["generate", PROMPT, "--drafter", "model"], "needs a draft model"),
+    (["bench", "--drafters", "ngram", "--drafter-model", "some/lm"], "add model to --drafters"),
     (["generate", "word " * 9000, "--max-new-tokens", "8"], "need 9039 positions, but SmolLM2-135M-Instruct has a "
                                                                "context of 8192"),
 ]

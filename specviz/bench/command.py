@@ -97,6 +97,8 @@ def run_bench(args: argparse.Namespace) -> None:
     confidences = [float(c) for c in args.draft_confidences.split(",")]
     trees = [t.strip() for t in args.trees.split(",") if t.strip()]
     kinds = [k for k in args.drafters.split(",") if k] if args.drafters else _default_kinds()
+    if args.drafter_model and "model" not in kinds:
+        raise SpecvizError("--drafter-model is the 'model' drafter's draft LM: add model to --drafters")
     categories = args.categories.split(",") if args.categories else None
     prompts = load_prompts(args.prompts, categories, args.per_category)
     target = load_model(args.target, device=args.device, dtype=args.dtype, pack=not args.no_pack)
