@@ -7,6 +7,7 @@ import json
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.error
 import urllib.request
@@ -37,17 +38,19 @@ def llama_server(threads: int = 1, context: int = 2048,
                            "(pip install 'llama-cpp-python[server]')") from None
     port = free_port()
     url = f"http://127.0.0.1:{port}"
+    log = tempfile.TemporaryFile()   # a pipe nobody reads would fill with its request log and stall it
     process = subprocess.Popen(
         [sys.executable, "-m", "llama_cpp.server", "--model", str(embedded_gguf()), "--model_alias", MODEL,
          "--host", "127.0.0.1", "--port", str(port), "--logits_all", "true", "--n_ctx", str(context),
          "--n_threads", str(threads), "--n_threads_batch", str(threads), "--verbose", "false"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        stdout=subprocess.DEVNULL, stderr=log)
     try:
         deadline = time.monotonic() + ready_s
         while not _answers(url):
             if process.poll() is not None:
+                log.seek(0)
                 raise SpecvizError(f"llama-cpp-python's server exited while starting: "
-                                   f"{process.stderr.read().decode(errors='replace')[-500:]}")
+                                   f"{log.read().decode(errors='replace')[-500:]}")
             if time.monotonic() > deadline:
                 raise SpecvizError(f"llama-cpp-python's server did not answer within {ready_s:g} s")
             time.sleep(0.2)
@@ -59,6 +62,7 @@ def llama_server(threads: int = 1, context: int = 2048,
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
+        log.close()
 
 
 def _answers(url: str) -> bool:
