@@ -56,6 +56,9 @@ def add_sweep_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--repeats", type=int, default=3,
                         help="time every run this often, interleaved with the others (the target alone, each γ, "
                              "the target alone, …); speedups are the rounds' medians with their min–max (default 3)")
+    parser.add_argument("--again", default=None, metavar="STUDY",
+                        help="a sweep saved before on the same settings: say which of this sweep's points fall "
+                             "within the error bars drawn there")
     add_study_arguments(parser)
 
 
@@ -244,13 +247,17 @@ def run_generate(args: argparse.Namespace) -> None:
 
 
 def run_sweep(args: argparse.Namespace) -> None:
+    from specviz.study import load_study, repeats
     from specviz.sweep import gamma_sweep
 
     if any(g < 1 for g in args.gammas):
         raise SpecvizError(f"--gammas must all be >= 1, got {args.gammas}")
     if args.repeats < 1:
         raise SpecvizError(f"--repeats must be >= 1, got {args.repeats}")
-    run_study(args, gamma_sweep, sorted(set(args.gammas)), adaptive=args.adaptive, repeats=args.repeats)
+    before = load_study(args.again) if args.again else None
+    study = run_study(args, gamma_sweep, sorted(set(args.gammas)), adaptive=args.adaptive, repeats=args.repeats)
+    if before is not None:
+        print_repeats(repeats(before, study), args.again)
 
 
 def run_grid(args: argparse.Namespace) -> None:
@@ -267,7 +274,7 @@ def run_drafters(args: argparse.Namespace) -> None:
     run_study(args, drafter_comparison, list(dict.fromkeys(args.kinds)))
 
 
-def run_study(args: argparse.Namespace, sweep, *values, **options) -> None:
+def run_study(args: argparse.Namespace, sweep, *values, **options):
     """Run a study's runs one by one, saying each as it ends, then save it and print its table."""
     from specviz.decoder import generate
 
@@ -282,6 +289,7 @@ def run_study(args: argparse.Namespace, sweep, *values, **options) -> None:
     study.save(args.out)
     print_study(study)
     print(f"study saved to {args.out}")
+    return study
 
 
 def add_examples_arguments(parser: argparse.ArgumentParser) -> None:
@@ -313,6 +321,17 @@ def print_study(study) -> None:
         print(f"  {row.name:<24} {row.tokens_per_s:6.1f} tokens/s  speedup {speedup:<17} alpha {alpha:<5} "
               f"{row.accepted_length:.2f} tokens/iteration  match {row.match_rate:.0%}")
     print(spread_note(study)[1])
+
+
+def print_repeats(found: list, path: str) -> None:
+    """Each run measured again against the bar drawn for it in the study at `path`."""
+    if not found:
+        print(f"{path} has no run timed in rounds that this sweep ran again")
+        return
+    for r in found:
+        print(f"  {r.name:<24} now {r.speedup:.2f}x, drawn before as {r.low:.2f}-{r.high:.2f}x: "
+              f"{'inside' if r.inside else 'OUTSIDE'}")
+    print(f"{sum(r.inside for r in found)} of {len(found)} points fall within the bars of {path}")
 
 
 def print_trace(trace, args: argparse.Namespace) -> None:

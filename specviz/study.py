@@ -138,6 +138,29 @@ class Study:
                    *spread, rounds=max(rounds, 1))
 
 
+@dataclass
+class Repeat:
+    """One run of a study measured again: its new median speedup against the bar drawn for it before."""
+
+    name: str
+    speedup: float
+    low: float
+    high: float
+
+    @property
+    def inside(self) -> bool:
+        return self.low <= self.speedup <= self.high
+
+
+def repeats(before: Study, again: Study) -> list[Repeat]:
+    """The runs `again` shares with `before` (by what varied) and timed in rounds both times: each one's
+    median speedup now against its min–max bar then. The bars are worth drawing when the points land in
+    them; a point outside says the machine changed more between the two than within one."""
+    bars = {r.name: r for r in before.rows()[1:] if r.speedup_low is not None}
+    return [Repeat(r.name, r.speedup, bars[r.name].speedup_low, bars[r.name].speedup_high)
+            for r in again.rows()[1:] if r.name in bars and r.speedup is not None]
+
+
 def token_match_rate(output: list[int], reference: list[int]) -> float:
     """Positions holding the same token, over the longer of the two outputs (SpecDec's agreement with
     the target's greedy output, token by token instead of BLEU)."""

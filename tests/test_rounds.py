@@ -13,9 +13,10 @@ from test_race import comparison
 
 from specviz import charts, load_model, sweep
 from specviz.charts.race import race_chart
+from specviz.cli import main
 from specviz.drafters import DraftModelDrafter
 from specviz.settings import DecodeSettings
-from specviz.study import Study, Variant, study_from_dict
+from specviz.study import Study, Variant, repeats, study_from_dict
 
 
 def rounds(base: list[float], variants: dict[int, list[float]]) -> Study:
@@ -113,3 +114,21 @@ def test_runs_are_timed_interleaved_round_by_round(tiny_llama_dirs, monkeypatch)
     study = studies[-1]
     assert len(study.baseline_seconds) == 3 and all(len(v.seconds) == 3 for v in study.variants)
     assert all(r.rounds == 3 for r in study.rows())
+
+
+def test_a_sweep_run_again_says_which_points_land_in_the_bars_drawn_before():
+    before = rounds([4.0, 4.0, 4.0], {2: [2.0, 2.4, 2.2], 4: [3.0, 3.2, 3.4]})   # γ=2 1.67–2.0×, γ=4 1.18–1.33×
+    again = rounds([4.0, 4.0, 4.0], {2: [2.1, 2.2, 2.3], 4: [2.0, 2.1, 2.2], 8: [3.0, 3.0, 3.0]})
+    found = repeats(before, again)
+    assert [(r.name, r.inside) for r in found] == [("gamma = 2", True), ("gamma = 4", False)]   # γ=8 was not drawn
+    assert found[1].speedup == pytest.approx(4.0 / 2.1) and found[1].high == pytest.approx(4.0 / 3.0)
+
+
+def test_the_sweep_command_checks_itself_against_an_earlier_sweep(tiny_llama_dirs, tmp_path, capsys):
+    common = ["sweep", "w1 w2 w3", "--target", str(tiny_llama_dirs[0]), "--drafter-model", str(tiny_llama_dirs[1]),
+              "--gammas", "1", "2", "--max-new-tokens", "8", "--temperature", "0", "--threads", "1"]
+    assert main([*common, "--out", str(tmp_path / "first.json")]) == 0
+    assert main([*common, "--out", str(tmp_path / "second.json"), "--again", str(tmp_path / "first.json")]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert sum("drawn before as" in line for line in lines) == 2
+    assert lines[-1].endswith(f"of 2 points fall within the bars of {tmp_path / 'first.json'}")
