@@ -117,10 +117,12 @@ class Run:
         budget = s.max_new_tokens - len(generated)
         # At most budget - 1 drafts: were they all accepted, the bonus would take the last place, so a
         # draft there could add no token, only a drafter step (so at budget 1 the target steps alone).
-        # An adaptive run's shape is chosen from the iterations finished before this one only.
+        # An adaptive run's shape is chosen from the iterations finished before this one only. A chain it
+        # chooses is drafted as a fixed one is, with no node budget: a mixed drafter's copy then joins the
+        # head's chain instead of taking its places.
         choice = adaptive.choose(self.policy, budget) if self.policy is not None else None
-        gamma, branches, nodes = (choice.gamma, choice.branches, choice.nodes) if choice is not None else \
-            (min(s.gamma, budget - 1), s.branches, s.nodes)
+        gamma, branches, nodes = (choice.gamma, choice.branches, choice.nodes if choice.branches > 1 else 0) \
+            if choice is not None else (min(s.gamma, budget - 1), s.branches, s.nodes)
         t0 = self.clock.now()
         if self.drafter is None or gamma == 0 or (s.first_target and index == 0):
             draft = empty_draft(self.vocab, self.target.device)

@@ -152,3 +152,14 @@ def test_a_tree_grown_one_depth_per_call_matches_one_pass(tiny_llama_dirs):
     fresh.start(prefix)
     one_pass = fresh.logits(prefix + tokens, last=6, parents=parents)
     assert torch.allclose(grown, one_pass, atol=1e-5)
+
+
+def test_an_adaptive_chain_of_the_mixed_drafter_keeps_the_heads_chain_beside_the_copy(
+        embedded, drafters, references, embedded_sizing, monkeypatch):
+    """A node budget of γ would let a copied continuation take every place of the head's chain."""
+    drafts, prompt = recorded(drafters["lookup+eagle"], monkeypatch), PROMPTS[1]
+    settings = DecodeSettings(gamma=4, temperature=0, max_new_tokens=NEW_TOKENS, adaptive=True)
+    trace = generate(embedded, drafters["lookup+eagle"], prompt, settings, sizing=embedded_sizing)
+    assert trace.generated_ids == references[prompt]
+    chosen = [it.choice.gamma for it in trace.iterations if it.drafted]
+    assert any(len(d.tokens) > gamma for d, gamma in zip(drafts, chosen))
