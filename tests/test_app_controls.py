@@ -137,8 +137,7 @@ def test_shipped_benchmark_shows_without_a_sweep(app):
 
 def test_precision_is_a_choice_that_stays(app):
     box = app.selectbox(key="dtype")
-    assert box.options == ["float32: exact, greedy output equals the target alone's",
-                           "bfloat16: faster where the hardware has it; may part at a near tie"]
+    assert box.options == ["float32 (exact greedy)", "bfloat16 (faster)"]
     assert box.value == "float32" and "nearly tie" in box.help and "bf16" in box.help
     box.set_value("bfloat16").run()
     app.switch_page("pages/theory.py").run()

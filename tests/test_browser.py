@@ -23,6 +23,7 @@ from pathlib import Path
 
 import pytest
 
+from pages.ui.controls import PRECISION_NAMES
 from specviz import DecodeSettings, Trace, trace_from_dict
 from specviz.bench.llama_server import free_port
 
@@ -341,3 +342,23 @@ def test_a_real_tree_run_and_the_tree_sizes(app_url):
         settle(page)
         chart.screenshot(path=OUT / "tree-sizing.png")
         expect(chart.locator(".legendtext", has_text="auto: depth")).to_have_count(1)
+
+
+def test_precision_is_a_sidebar_choice_and_theory_explains_floating_point(app_url):
+    from playwright.sync_api import expect
+
+    url, _ = app_url
+    with app_page(url, 1400) as page:
+        box = page.locator("[data-testid='stSidebar'] input[aria-label=\"Precision (the models' dtype)\"]")
+        expect(box).to_have_value(PRECISION_NAMES["float32"])
+
+        def pick() -> None:
+            box.click()
+            page.get_by_role("option", name=PRECISION_NAMES["bfloat16"]).click()
+
+        rerun(page, pick)
+        open_page(page, "Theory", "Theory")
+        expect(box).to_have_value(PRECISION_NAMES["bfloat16"])   # kept across pages
+        page.get_by_role("heading", name="Lossless up to floating point").scroll_into_view_if_needed()
+        expect(page.get_by_text("float32 speculative output parted from the target alone's in 0 of")).to_be_visible()
+        page.screenshot(path=OUT / "theory-floating-point.png", full_page=True)

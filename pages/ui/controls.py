@@ -169,9 +169,7 @@ def sidebar() -> None:
     state.show_caption()
 
 
-PRECISION_NAMES = {"float32": "float32: exact, greedy output equals the target alone's",
-                   "bfloat16": "bfloat16: faster where the hardware has it; may part at a near tie",
-                   "float16": "float16: half the bytes; may part at a near tie"}
+PRECISION_NAMES = {"float32": "float32 (exact greedy)", "bfloat16": "bfloat16 (faster)", "float16": "float16 (faster)"}
 
 
 def _target_name() -> str:
@@ -188,7 +186,8 @@ def _precision(kept: str, target: str) -> None:
     options = precision.choices(device)
     st.selectbox("Precision (the models' dtype)", options, index=options.index(kept) if kept in options else 0,
                  key="dtype", format_func=PRECISION_NAMES.get,
-                 help="Greedy verification is lossless in exact arithmetic. In half precision a verification pass "
+                 help="float32 is exact: greedy output equals the target alone's, token for token. Greedy "
+                      "verification is lossless in exact arithmetic; in half precision a verification pass "
                       "over k tokens rounds differently from k one-token steps, so where the target's two best "
                       "tokens nearly tie the outputs can part (the Generate page shows where, with the target alone "
                       "as baseline). " + precision.gain_note(target, device, decoder_threads()))
