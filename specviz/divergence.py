@@ -19,7 +19,6 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from specviz.kv_cache import parting
 from specviz.trace import Iteration, TopK, Trace
 
 # Logits. bf16 keeps 8 significant bits, so a logit between 16 and 32 is a multiple of 0.125: two
@@ -53,6 +52,13 @@ class Divergence:
     def near_tie(self, bound: float = NEAR_TIE) -> bool:
         """The parting is explained by rounding: our token was within `bound` logits of the best."""
         return self.flip is not None and self.flip < bound
+
+
+def parting(ours: list, reference: list) -> int | None:
+    """The first index where an output leaves a reference (one may stop short), None where they are equal."""
+    if ours == reference:
+        return None
+    return next((i for i, (a, b) in enumerate(zip(ours, reference)) if a != b), min(len(ours), len(reference)))
 
 
 def first_divergence(ours: Trace, alone: Trace) -> Divergence | None:

@@ -150,8 +150,3 @@ def common_prefix(a: list[int], b: list[int]) -> int:
             break
         n += 1
     return n
-
-
-def parting(ours: list, reference: list) -> int | None:
-    """The first index where an output leaves a reference (one may stop short), None where they are equal."""
-    return None if ours == reference else common_prefix(ours, reference)

@@ -21,10 +21,9 @@ from streamlit.testing.v1 import AppTest
 
 from specviz import DecodeSettings, Run, SpecvizError, generate
 from specviz.bench.llama_server import MODEL, llama_server
-from specviz.bench.remote import NEAR_TIE
 from specviz.cli import main
+from specviz.divergence import NEAR_TIE, parting
 from specviz.drafters import FEATURE_KINDS, STANDALONE_KINDS, build_drafter, drafter_name
-from specviz.kv_cache import parting
 from specviz.remote import RemoteTarget
 from specviz.trace import approximate_note
 

@@ -35,10 +35,9 @@ from specviz.bench.markdown import num
 from specviz.bench.prompts import DEFAULT_PROMPTS, BenchPrompt, load_prompts
 from specviz.decoder import Run
 from specviz.device import Clock
-from specviz.divergence import NEAR_TIE
+from specviz.divergence import NEAR_TIE, parting
 from specviz.drafters.base import Drafter
 from specviz.errors import SpecvizError
-from specviz.kv_cache import parting
 from specviz.models import LoadedModel
 from specviz.remote import RemoteError, RemoteTarget
 from specviz.remote.target import pieces

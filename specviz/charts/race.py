@@ -18,7 +18,7 @@ import plotly.graph_objects as go
 
 from specviz.charts.style import ACCEPT_COLOR, KINDS, layout
 from specviz.charts.text import colored_text
-from specviz.divergence import describe, first_divergence
+from specviz.divergence import describe, first_divergence, parting
 from specviz.study import Study, token_match_rate
 from specviz.trace import Trace
 
@@ -123,7 +123,7 @@ def agreement(study: Study) -> tuple[bool, str]:
     base, speculative = study.baseline.generated_ids, study.variants[0].trace.generated_ids
     if base == speculative:
         return True, "Identical output ✓: speculative decoding wrote exactly the target's tokens, only sooner."
-    first = next((i for i, (a, b) in enumerate(zip(base, speculative)) if a != b), min(len(base), len(speculative)))
+    first = parting(speculative, base)
     settings = study.variants[0].trace.settings
     where = f"The outputs differ from token {first + 1} on"
     if settings.rule == "sampling":
