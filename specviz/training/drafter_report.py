@@ -144,7 +144,7 @@ def _f(value: float | None, digits: int = 2) -> str:
 def markdown(report: dict) -> str:
     s = report["settings"]
     lines = [f"# Drafter report: EAGLE heads on the corpus's held-out prompts ({report['target']})", "",
-             f"Per kind {s['per_kind']} held-out prompts, {s['max_new_tokens']} new tokens each, one torch thread; "
+             f"Per kind {s['per_kind']} held-out prompts, {s['max_new_tokens']} new tokens each; "
              f"a γ={s['gamma']} chain and a {s['tree']} tree (depth × top-k × nodes); greedy at T=0, lossless "
              "sampling otherwise. Accepted length: tokens per target pass, the correction or bonus included.", ""]
     if report.get("command"):
