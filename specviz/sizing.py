@@ -30,7 +30,7 @@ CALIBRATION = ("Explain why the sky is blue in two sentences.",
 def calibrate(target: LoadedModel, drafter: Drafter, tokens: int = 48) -> Acceptance:
     """The drafter's acceptance by depth and rank, from greedy chains of the deepest searched depth on
     four short prompts of its own (chat, code, a copy-edit); cached beside the verify-cost curve."""
-    path = verify_cost.cache_path(target, tree_size.acceptance_key(drafter.name))
+    path = verify_cost.cache_path(target, tree_size.acceptance_key(drafter.name, drafter.weights))
     if path.is_file():
         return Acceptance(**json.loads(path.read_text()))
     settings = DecodeSettings(gamma=max(tree_size.DEPTHS), temperature=0.0, max_new_tokens=tokens)

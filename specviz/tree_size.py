@@ -54,10 +54,11 @@ PRIOR_NODES = 20   # pseudo-nodes of the row above behind each deeper depth's ro
 TIE = 0.02         # predicted rates this close to the fastest are a tie, broken by tokens per iteration
 
 
-def acceptance_key(drafter: str) -> str:
-    """What the acceptance of the drafter named `drafter` is kept as (`Setup.path`), beside the cost curve
-    (v2: rows shrunk toward the row above, and the per-iteration overhead)."""
-    return f"acceptance-v2-{drafter}"
+def acceptance_key(drafter: str, weights: str = "") -> str:
+    """What the acceptance of the drafter named `drafter`, loaded from the weights of digest `weights`
+    (`Drafter.weights`), is kept as (`Setup.path`), beside the cost curve (v2: rows shrunk toward the
+    row above, and the per-iteration overhead)."""
+    return f"acceptance-v2-{drafter}" + (f"-{weights}" if weights else "")
 
 
 @dataclass
@@ -172,10 +173,11 @@ def choose(acc: Acceptance, cost: VerifyCost) -> Sizing:
     return Sizing(fastest(sizes), sizes, cost, acc)
 
 
-def best_chain(setup: Setup, drafter: str) -> TreeSize | None:
-    """The chain (branches 1) predicted fastest for the target of `setup` and the drafter named `drafter`,
-    from their cached sizing; None while it has not been measured (`sizing.size_for` measures, this only reads)."""
-    paths = setup.path("verify-cost"), setup.path(acceptance_key(drafter))
+def best_chain(setup: Setup, drafter: str, weights: str = "") -> TreeSize | None:
+    """The chain (branches 1) predicted fastest for the target of `setup` and the drafter named `drafter`
+    (weights of digest `weights`), from their cached sizing; None while it has not been measured
+    (`sizing.size_for` measures, this only reads)."""
+    paths = setup.path("verify-cost"), setup.path(acceptance_key(drafter, weights))
     if not all(path.is_file() for path in paths):
         return None
     cost, acc = VerifyCost(**json.loads(paths[0].read_text())), Acceptance(**json.loads(paths[1].read_text()))
@@ -184,18 +186,18 @@ def best_chain(setup: Setup, drafter: str) -> TreeSize | None:
 
 def measured_gamma(target: LoadedModel, drafter: Drafter | None) -> int | None:
     """The best chain's depth for the loaded pair in this process, from its cached sizing; None before that."""
-    chain = best_chain(Setup.of(target), drafter.name) if drafter is not None else None
+    chain = best_chain(Setup.of(target), drafter.name, drafter.weights) if drafter is not None else None
     return chain.gamma if chain else None
 
 
 def default_gamma(threads: int) -> int | None:
     """The best chain's depth for the embedded target and its default drafter as a process with `threads`
     torch threads runs them on this machine (the app's decoder process); None before their sizing is cached."""
-    from specviz.drafters import default_drafter, drafter_name
+    from specviz.drafters import default_drafter, drafter_name, weights_digest
 
-    device = pick_device()
+    device, kind = pick_device(), default_drafter()
     chain = best_chain(Setup(EMBEDDED_NAME, str(device), str(pick_dtype(device)), threads),
-                       drafter_name(default_drafter()))
+                       drafter_name(kind), weights_digest(kind))
     return chain.gamma if chain else None
 
 

@@ -14,7 +14,7 @@ from safetensors.torch import save_file
 from scipy.stats import chisquare
 
 from specviz import DecodeSettings, generate, load_model, verification
-from specviz.drafters import PARALLEL_KINDS, STANDALONE_KINDS, TRAINED, build_drafter, drafter_name
+from specviz.drafters import PARALLEL_KINDS, STANDALONE_KINDS, TRAINED, build_drafter, drafter_name, weights_digest
 from specviz.drafters.eagle import DEFAULT_WEIGHTS as EAGLE_WEIGHTS
 from specviz.drafters.layers import Block, BlockConfig, RotaryTable, apply_rotary, rotary
 from specviz.errors import SpecvizError
@@ -116,9 +116,12 @@ def test_lossless_rule_with_trained_q_reproduces_p(embedded, drafters, kind):
 
 
 def test_names_are_known_before_loading(embedded):
-    """The name keys a drafter's cached tree sizing, which the app reads before any model loads."""
+    """The name and the weights' digest key a drafter's cached tree sizing, which the app reads before
+    any model loads."""
     for kind in STANDALONE_KINDS:
-        assert drafter_name(kind) == build_drafter(kind, embedded).name
+        drafter = build_drafter(kind, embedded)
+        assert (drafter_name(kind), weights_digest(kind)) == (drafter.name, drafter.weights)
+        assert bool(drafter.weights) == (kind != "ngram")
 
 
 def test_weights_for_another_target_are_refused(tiny_llama_dirs):

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import asdict
 
 import pytest
 
 from specviz import load_model, theory, tree_size, verify_cost
 from specviz.device import pick_device, pick_dtype
-from specviz.drafters import default_drafter, drafter_name
+from specviz.drafters import default_drafter, drafter_name, weights_digest, weights_file
 from specviz.models import EMBEDDED_NAME
 from specviz.settings import DecodeSettings
 from specviz.trace import DraftStep, Iteration, TopK, Trace
@@ -42,9 +43,10 @@ def cost(relative: list[float]) -> VerifyCost:
     return VerifyCost("m", "cpu", "float32", 1, list(verify_cost.SIZES), [0.02 * r for r in relative])
 
 
-def write_sizing(setup: Setup, drafter: str, acc: Acceptance, c: VerifyCost) -> None:
-    """A cached sizing, as `size_for` leaves it, for the target of `setup` and the drafter named `drafter`."""
-    for what, record in (("verify-cost", c), (tree_size.acceptance_key(drafter), acc)):
+def write_sizing(setup: Setup, drafter: str, acc: Acceptance, c: VerifyCost, weights: str = "") -> None:
+    """A cached sizing, as `size_for` leaves it, for the target of `setup` and the drafter named `drafter`
+    (weights of digest `weights`)."""
+    for what, record in (("verify-cost", c), (tree_size.acceptance_key(drafter, weights), acc)):
         path = setup.path(what)
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(asdict(record)))
@@ -57,14 +59,31 @@ def embedded_setup(threads: int) -> Setup:
 
 def test_the_default_gamma_is_the_fastest_cached_chain(tmp_path, monkeypatch):
     monkeypatch.setenv("SPECVIZ_CACHE", str(tmp_path))
-    setup, drafter = embedded_setup(3), drafter_name(default_drafter())
-    assert tree_size.best_chain(setup, drafter) is None and tree_size.default_gamma(3) is None  # nothing measured
+    kind = default_drafter()
+    setup, drafter, weights = embedded_setup(3), drafter_name(kind), weights_digest(kind)
+    assert tree_size.best_chain(setup, drafter, weights) is None and tree_size.default_gamma(3) is None
     acc, c = flat([0.8, 0.1, 0.05, 0.0]), cost(CPU_CURVE)
-    write_sizing(setup, drafter, acc, c)
-    best = tree_size.best_chain(setup, drafter)
+    write_sizing(setup, drafter, acc, c, weights)
+    best = tree_size.best_chain(setup, drafter, weights)
     assert best == tree_size.fastest([tree_size.predict(acc, c, g, 1, g) for g in tree_size.DEPTHS])
     assert best.branches == 1 and tree_size.default_gamma(3) == best.gamma == 7   # γ 5 leads by 1.4%: a tie
     assert tree_size.default_gamma(2) is None   # another thread count is another machine
+
+
+def test_weights_retrained_under_an_old_file_name_are_sized_anew(tmp_path, monkeypatch):
+    monkeypatch.setenv("SPECVIZ_CACHE", str(tmp_path / "cache"))
+    weights = tmp_path / weights_file("eagle").name
+    weights.write_bytes(weights_file("eagle").read_bytes())
+    setup, drafter, before = embedded_setup(1), drafter_name("eagle", weights), weights_digest("eagle", weights)
+    write_sizing(setup, drafter, flat([0.8, 0.1, 0.05, 0.0]), cost(CPU_CURVE), before)
+    assert tree_size.best_chain(setup, drafter, before) is not None
+    retrained = bytearray(weights.read_bytes())
+    retrained[-1] ^= 1
+    weights.write_bytes(retrained)
+    os.utime(weights, ns=(weights.stat().st_atime_ns, weights.stat().st_mtime_ns + 10**9))   # a later save
+    after = weights_digest("eagle", weights)
+    assert drafter_name("eagle", weights) == drafter and after != before
+    assert tree_size.best_chain(setup, drafter, after) is None
 
 
 def test_a_flat_cost_curve_picks_a_big_tree_and_a_steep_one_a_small_tree():

@@ -8,9 +8,10 @@ from pathlib import Path
 import torch
 
 from specviz.drafters.base import Draft, Drafter, empty_draft
-from specviz.drafters.counts import ORDERS, count_name, load_counts
+from specviz.drafters.counts import ORDERS, count_name, default_table, load_counts
 from specviz.drafters.draft_model import DraftModelDrafter
 from specviz.drafters.ngram import NgramDrafter
+from specviz.drafters.weights import digest
 from specviz.errors import SpecvizError
 from specviz.models import EMBEDDED, LoadedModel, check_same_vocab, load_model
 
@@ -32,10 +33,31 @@ def _trained(kind: str, part: int):
     return getattr(import_module(f"specviz.drafters.{module}"), names[part])
 
 
+def weights_file(kind: str, model: str | Path | None = None) -> Path | None:
+    """The weights or table file a drafter of `kind` loads: `model`, default the shipped one; None for
+    the kinds that load none (prompt lookup, a hub draft LM, the baseline)."""
+    kind = "eagle" if kind == "lookup+eagle" else kind
+    if kind in TRAINED:
+        return Path(model) if model else import_module(f"specviz.drafters.{TRAINED[kind][0]}").DEFAULT_WEIGHTS
+    if kind in COUNT_KINDS:
+        return Path(model) if model else default_table(kind)
+    return None
+
+
+def weights_digest(kind: str, model: str | Path | None = None) -> str:
+    """`Drafter.weights` of the drafter `build_drafter(kind, target, model)` would load, known before it
+    loads: the digest of its file, '' when it has none (or the file is missing)."""
+    path = weights_file(kind, model)
+    return digest(path) if path is not None and path.is_file() else ""
+
+
 def load_trained(kind: str, target: LoadedModel, path: str | Path | None = None) -> Drafter:
     """The trained drafter of `kind` in the weights file `path` (default: the shipped one), refused
     unless it was trained for `target`."""
-    return _trained(kind, 0)(target, path)
+    path = weights_file(kind, path)
+    drafter = _trained(kind, 0)(target, path)
+    drafter.weights = digest(path)
+    return drafter
 
 
 def default_drafter(target: str | None = None) -> str:
@@ -93,4 +115,4 @@ def build_drafter(kind: str, target: LoadedModel, model: str | None = None,
 
 __all__ = ["COUNT_KINDS", "DRAFTER_KINDS", "PARALLEL_KINDS", "STANDALONE_KINDS", "TRAINED", "Draft", "Drafter",
            "DraftModelDrafter", "NgramDrafter", "build_drafter", "default_drafter", "drafter_name", "empty_draft",
-           "load_trained"]
+           "load_trained", "weights_digest", "weights_file"]

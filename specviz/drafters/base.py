@@ -48,6 +48,7 @@ class Draft:
 class Drafter:
     name: str
     vocab: int
+    weights: str = ""   # digest of the trained weights or table it was loaded from (`weights.digest`); '' for none
     reads_features: bool = False
     feature_layers: tuple[int, ...] = (-1,)   # which of the target's hidden states `observe` gets (see CachedLM)
 

@@ -23,7 +23,7 @@ class MixedDrafter(Drafter):
     def __init__(self, lookup: NgramDrafter, head: EagleDrafter):
         self.name = f"{lookup.name} + {head.name}"
         self.lookup, self.head = lookup, head
-        self.vocab, self.feature_layers = head.vocab, head.feature_layers
+        self.vocab, self.feature_layers, self.weights = head.vocab, head.feature_layers, head.weights
 
     def begin(self, prompt_ids: list[int]) -> None:
         self.lookup.begin(prompt_ids)

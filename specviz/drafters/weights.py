@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
@@ -33,6 +34,18 @@ def fingerprint(target: LoadedModel) -> str:
     embed = target.model.get_input_embeddings().weight[:512, :64].detach().float().cpu()
     signs = np.packbits((embed > 0).numpy()).tobytes()
     return hashlib.sha256(json.dumps(shape).encode() + signs).hexdigest()[:16]
+
+
+def digest(path: Path) -> str:
+    """The first 12 hex digits of the file's SHA-256. Measurements of a drafter (its acceptance) are kept
+    under its name and this, so weights retrained under an old file name are measured anew."""
+    stat = path.stat()
+    return _digest(str(path.resolve()), stat.st_mtime_ns, stat.st_size)
+
+
+@lru_cache
+def _digest(path: str, mtime_ns: int, size: int) -> str:
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()[:12]
 
 
 def save_weights(path: Path, state: dict[str, torch.Tensor], kind: str, config: dict, target: LoadedModel) -> None:
