@@ -20,6 +20,7 @@ import math
 from dataclasses import dataclass
 
 from specviz.trace import Iteration, TopK, Trace
+from specviz.tree import common_prefix
 
 # Logits. bf16 keeps 8 significant bits, so a logit between 16 and 32 is a multiple of 0.125: two
 # tokens a step apart can swap, or tie exactly, when a verification pass sums in a different order from
@@ -56,9 +57,7 @@ class Divergence:
 
 def parting(ours: list, reference: list) -> int | None:
     """The first index where an output leaves a reference (one may stop short), None where they are equal."""
-    if ours == reference:
-        return None
-    return next((i for i, (a, b) in enumerate(zip(ours, reference)) if a != b), min(len(ours), len(reference)))
+    return None if ours == reference else common_prefix(ours, reference)
 
 
 def first_divergence(ours: Trace, alone: Trace) -> Divergence | None:

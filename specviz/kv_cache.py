@@ -24,7 +24,7 @@ from transformers import DynamicCache, EncoderDecoderCache
 
 from specviz.errors import SpecvizError
 from specviz.models import LoadedModel
-from specviz.tree import attention_mask, children, depths, is_chain
+from specviz.tree import attention_mask, children, common_prefix, depths, is_chain
 
 
 class CachedLM:
@@ -138,15 +138,5 @@ def _leading_chain(parents: list[int]) -> int:
     """How many of the first nodes form a chain from the root."""
     n = 0
     while n < len(parents) and parents[n] == n - 1:
-        n += 1
-    return n
-
-
-def common_prefix(a: list[int], b: list[int]) -> int:
-    """How many leading tokens two sequences share: what of a cache built on one serves the other."""
-    n = 0
-    for x, y in zip(a, b):
-        if x != y:
-            break
         n += 1
     return n

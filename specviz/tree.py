@@ -27,6 +27,17 @@ def parse_shape(text: str) -> tuple[int, int, int]:
     return depth, topk, nodes
 
 
+def common_prefix(a: list[int], b: list[int]) -> int:
+    """How many leading tokens two sequences share: the path two chains share (what of a KV
+    cache built on one serves the other; where an output parts from a reference)."""
+    n = 0
+    for x, y in zip(a, b):
+        if x != y:
+            break
+        n += 1
+    return n
+
+
 def chain(n: int) -> list[int]:
     """The parents of a chain of n nodes: each node's parent is the one before it."""
     return list(range(-1, n - 1))

@@ -54,9 +54,12 @@ def weights_digest(kind: str, model: str | Path | None = None) -> str:
 def load_trained(kind: str, target: LoadedModel, path: str | Path | None = None) -> Drafter:
     """The trained drafter of `kind` in the weights file `path` (default: the shipped one), refused
     unless it was trained for `target`."""
-    path = weights_file(kind, path)
-    drafter = _trained(kind, 0)(target, path)
-    drafter.weights = digest(path)
+    return _stamped(_trained(kind, 0)(target, path), kind, path)
+
+
+def _stamped(drafter: Drafter, kind: str, model: str | Path | None) -> Drafter:
+    """The drafter with the digest of the file it was loaded from (`Drafter.weights`)."""
+    drafter.weights = weights_digest(kind, model)
     return drafter
 
 
@@ -99,7 +102,7 @@ def build_drafter(kind: str, target: LoadedModel, model: str | None = None,
 
         return MixedDrafter(NgramDrafter(target.vocab_size, target.device), load_trained("eagle", target, model))
     if kind in COUNT_KINDS:
-        return load_counts(target, kind, model)
+        return _stamped(load_counts(target, kind, model), kind, model)
     if kind == "ngram":
         return NgramDrafter(target.vocab_size, target.device)
     if kind == "model":

@@ -28,7 +28,7 @@ from pathlib import Path
 import torch
 
 from specviz.drafters.base import Draft, Drafter, draft_loop
-from specviz.drafters.weights import DRAFTERS_DIR, digest, load_weights, save_weights
+from specviz.drafters.weights import DRAFTERS_DIR, load_weights, save_weights
 from specviz.models import LoadedModel
 from specviz.warpers import Warper
 
@@ -148,6 +148,4 @@ def load_counts(target: LoadedModel, kind: str, path: Path | str | None = None) 
     path = Path(path) if path else default_table(kind)
     state, config = load_weights(path, kind, target)
     table = CountTable.from_state(state, ORDERS[kind], config["vocab"])
-    drafter = CountDrafter(table, target.device, config["smoothing"], count_name(kind, path))
-    drafter.weights = digest(path)
-    return drafter
+    return CountDrafter(table, target.device, config["smoothing"], count_name(kind, path))

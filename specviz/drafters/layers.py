@@ -20,9 +20,8 @@ import torch.nn.functional as F
 from torch import nn
 
 from specviz.drafters.base import Drafter
-from specviz.kv_cache import common_prefix
 from specviz.packed_linear import PackedLinear, can_pack
-from specviz.tree import depths, is_chain, visibility
+from specviz.tree import common_prefix, depths, is_chain, visibility
 
 KV = tuple[torch.Tensor, torch.Tensor]
 
