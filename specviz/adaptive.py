@@ -19,9 +19,12 @@ Acceptance estimates: P̂[d][r] is the chance that, at depth d of a path accepte
 token is the drafter's rank-r child, hits over tries. Each cell starts at the sizing's calibrated
 table (the prior, worth `PRIOR_NODES` tries) and learns from every finished iteration: each child a
 verification reached counts a try for its depth and rank, and a hit when it is the one accepted.
-Old evidence, the prior's included, fades by `MEMORY` per new try (a moving average, as SGLang's
-adaptive draft steps use), so the estimates follow the text as it changes from prose to a copied
-passage and back, and a prior the text contradicts is forgotten.
+A sampled run's rank-0 cells learn, in place of the 0/1 verdict, the chance the verdict was drawn with
+(Σ min(p, q), `verification.kept_chance`): the same mean without the coin flip, so at T = 0.7 a few
+unlucky draws no longer read as a drafter that cannot guess the text. Old evidence, the prior's
+included, fades by `MEMORY` per new try (a moving average, as SGLang's adaptive draft steps use), so
+the estimates follow the text as it changes from prose to a copied passage and back, and a prior the
+text contradicts is forgotten.
 
 A policy that stops drafting learns nothing more, so after `FIRST_PROBE_GAP` undrafted iterations
 it drafts one node (a probe); each probe that fails doubles the gap, up to `MAX_PROBE_GAP`, and an
@@ -29,9 +32,10 @@ accepted one resets it. On text no drafter can guess the probes cost a few perce
 iteration each, spread ever thinner.
 
 Losslessness: a shape is chosen from the iterations already finished (the state learns only after
-an iteration's verdict is final), never from the current target pass, and every shape's verification
-reproduces the target's distribution, so the output stays distributed exactly as the target's. The
-policy reads no clock during the run: given the seed, an adaptive run is reproducible.
+an iteration's verdict is final, and the chances it learns are read from that iteration's p), never
+from the current target pass, and every shape's verification reproduces the target's distribution,
+so the output stays distributed exactly as the target's. The policy reads no clock during the run:
+given the seed, an adaptive run is reproducible.
 """
 
 from __future__ import annotations
@@ -105,9 +109,12 @@ def choose(state: State, budget: int) -> Choice:
     return Choice(0, 1, 0, 1.0, 1.0, alpha)
 
 
-def observe(state: State, choice: Choice, parents: list[int], path: list[int]) -> None:
+def observe(state: State, choice: Choice, parents: list[int], path: list[int],
+            kept: list[float] | None = None) -> None:
     """Learn from a finished iteration: the shape it drafted (`parents`, node order = each node's rank
-    among its siblings) and the path its verification accepted."""
+    among its siblings) and the path its verification accepted. `kept` (sampled runs): each node's
+    chance of being kept as its parent's first child (`verification.kept_chance`), which rank 0's
+    cells learn in place of the 0/1 verdict."""
     state.seen += 1
     if not parents:
         state.idle += choice.gamma == 0
@@ -120,7 +127,8 @@ def observe(state: State, choice: Choice, parents: list[int], path: list[int]) -
         for rank, kid in enumerate(kids[: len(state.tries[depth - 1])]):
             tried, hit = state.tries[depth - 1], state.hits[depth - 1]
             tried[rank] = MEMORY * tried[rank] + 1.0
-            hit[rank] = MEMORY * hit[rank] + (depth <= len(path) and path[depth - 1] == kid)
+            accepted = depth <= len(path) and path[depth - 1] == kid
+            hit[rank] = MEMORY * hit[rank] + (kept[kid] if kept is not None and rank == 0 else accepted)
     if choice.probe:
         state.probe_gap = FIRST_PROBE_GAP if path else min(2 * state.probe_gap, MAX_PROBE_GAP)
     state.idle = 0

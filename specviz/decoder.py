@@ -155,7 +155,9 @@ class Run:
             self.observe(hidden[rows[: len(emitted)]])
         t3 = self.clock.now()
         if choice is not None:   # the verdict is final: the policy learns from it for the next iteration
-            adaptive.observe(self.policy, choice, draft.parents, verdict.path)
+            kept = verification.kept_chance(p, draft.q, draft.tokens, draft.parents, draft.sampled).tolist() \
+                if s.rule == "sampling" and drafted else None
+            adaptive.observe(self.policy, choice, draft.parents, verdict.path, kept)
         iteration = Iteration(index=index, drafted=len(drafted), accepted=verdict.accepted,
                               emitted_ids=emitted, draft_time=t1 - t0, verify_time=t2 - t1,
                               sample_time=t3 - t2, draft_calls=draft.calls, unsure=draft.unsure,

@@ -96,6 +96,18 @@ def lossless(p: torch.Tensor, q: torch.Tensor, draft: torch.Tensor, generator: t
         node = child
 
 
+def kept_chance(p: torch.Tensor, q: torch.Tensor, draft: torch.Tensor, parents: list[int] | None = None,
+                sampled: list[bool] | None = None) -> torch.Tensor:
+    """[n] each node's chance of being kept by `lossless` when it is the first child its parent tries:
+    Σ_x min(p(x), q(x)) for a token drawn from q (Leviathan et al., §3.1: the acceptance rate α is
+    the expectation of this over prefixes), p(x) for a picked token (q = one-hot(x)). Known exactly once
+    the target has scored the node, it has the 0/1 verdict's mean without the coin flip's noise."""
+    n = len(draft)
+    rows = _rows(chain(n) if parents is None else parents, p.device)
+    drawn = torch.tensor([True] * n if sampled is None else sampled, dtype=torch.bool, device=p.device)
+    return torch.where(drawn, torch.minimum(p[rows], q).sum(dim=-1), p[rows, draft])
+
+
 def greedy(p: torch.Tensor, draft: torch.Tensor, parents: list[int] | None = None) -> Verdict:
     """Greedy verification (Petals) on a tree: follow the child equal to argmax p, then emit the
     target's argmax. The output is token for token the target's own greedy decoding."""

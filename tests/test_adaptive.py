@@ -84,6 +84,16 @@ def test_a_tree_teaches_every_rank_it_tried():
     assert rank[1][0] == pytest.approx(missed / tried)
 
 
+def test_a_sampled_run_teaches_rank_0_the_chance_it_was_kept_with():
+    """The same tree as above, at T > 0: rank 0 of each depth learns its chance of being kept (0.3 at
+    the root, 0.8 below the accepted rank-1 child); rank 1 still learns its 0/1 verdict."""
+    state = adaptive.start(flat(0.5, ranks=(0.5, 0.5, 0.5)), ONE_THREAD, TREES)
+    adaptive.observe(state, Choice(2, 2, 3, 2.0, 1.0, 0.5), [-1, -1, 1], [1], kept=[0.3, 0.9, 0.8])
+    prior, memory = adaptive.PRIOR_NODES, adaptive.MEMORY
+    assert state.hits[0][:2] == pytest.approx([memory * prior / 2 + 0.3, memory * prior / 2 + 1])
+    assert state.hits[1][0] == pytest.approx(memory * prior / 2 + 0.8)
+
+
 @pytest.fixture(scope="module")
 def models(tiny_llama_dirs):
     torch.set_num_threads(1)
@@ -169,6 +179,24 @@ def test_each_shape_is_chosen_from_finished_iterations_only(models, monkeypatch)
     list(run)
     n = len(run.trace.iterations)
     assert events == [event for i in range(n) for event in (("choose", i), ("verify", i), ("observe", i))]
+
+
+@pytest.mark.parametrize("temperature", [0.0, 1.0])
+def test_the_policy_learns_chances_when_sampling_and_verdicts_when_greedy(models, monkeypatch, temperature):
+    target, _, other = models
+    learnt: list[list[float] | None] = []
+    observe = adaptive.observe
+
+    def observing(state, choice, parents, path, kept=None):
+        learnt.append(kept if parents else [])
+        assert kept is None or len(kept) == len(parents) and all(0 <= k <= 1 for k in kept)
+        observe(state, choice, parents, path, kept)
+
+    monkeypatch.setattr(adaptive, "observe", observing)
+    generate(target, DraftModelDrafter(other), PROMPT, adaptive_settings(temperature=temperature, max_new_tokens=12),
+             sizing=pair_sizing(flat(0.5)))
+    drafted = [kept for kept in learnt if kept != []]
+    assert drafted and all((kept is None) == (temperature == 0) for kept in drafted)
 
 
 @pytest.mark.parametrize("branches", [1, 3], ids=["chains", "trees"])

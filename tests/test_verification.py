@@ -40,6 +40,24 @@ def test_residual_mass_is_one_minus_beta():
     assert float(verification.residual(p, q).sum()) == pytest.approx(1 - float(torch.minimum(p, q).sum()), abs=1e-6)
 
 
+def test_kept_chance_is_how_often_lossless_keeps_a_first_child():
+    """Drawn from q: kept with chance Σ min(p, q); picked (q = one-hot): with chance p(x). The frequency
+    over many draws of x ~ q and u agrees with both."""
+    p = torch.tensor([[0.1, 0.6, 0.3], [0.2, 0.2, 0.6]])
+    q = torch.tensor([[0.5, 0.25, 0.25], [0.0, 0.0, 1.0]])
+    gen = torch.Generator().manual_seed(0)
+    for sampled, expected in ((True, 0.1 + 0.25 + 0.25), (False, 0.6)):
+        kept = 0
+        for _ in range(3000):
+            x = torch.multinomial(q[0], 1, generator=gen) if sampled else torch.tensor([1])
+            chance = verification.kept_chance(p, q[:1], x, sampled=[sampled])
+            assert float(chance[0]) == pytest.approx(expected if sampled else float(p[0, x]))
+            kept += verification.lossless(p, q[:1], x, gen, sampled=[sampled]).accepted
+        assert kept / 3000 == pytest.approx(expected, abs=0.03)
+    tree = verification.kept_chance(p, q, torch.tensor([1, 2]), parents=[-1, 0], sampled=[False, True])
+    assert tree.tolist() == pytest.approx([0.6, 0.6])   # node 1 is scored against node 0's row of p
+
+
 def test_greedy_accepts_matching_prefix_then_emits_target_argmax():
     p = torch.eye(4)[[2, 3, 1, 0]]  # argmaxes 2, 3, 1, 0
     v = verification.greedy(p, torch.tensor([2, 3, 0]))
