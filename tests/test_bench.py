@@ -9,11 +9,12 @@ import pytest
 
 from specviz.bench.markdown import to_markdown
 from specviz.bench.measure import BASELINE, measure
-from specviz.bench.methods import Method, MethodSpec, Outcome
+from specviz.bench.methods import Method, MethodSpec, Outcome, engine_method
 from specviz.bench.prompts import BenchPrompt, load_prompts
 from specviz.bench.report import FORMAT, BenchResult, summarize
 from specviz.cli import main
 from specviz.models import load_model
+from specviz.settings import DecodeSettings
 
 PROMPTS = [BenchPrompt("a", "chat", "w1 w2 w3"), BenchPrompt("b", "copy", "w4 w5 w4 w5 w4")]
 
@@ -21,7 +22,7 @@ PROMPTS = [BenchPrompt("a", "chat", "w1 w2 w3"), BenchPrompt("b", "copy", "w4 w5
 def fake(name: str, family: str, drafter: str, ids: list[int], seconds: float, gamma: int | None = None,
          record: bool | None = None) -> Method:
     spec = MethodSpec(name, family, drafter, gamma, record)
-    return Method(spec, lambda prompt: Outcome(list(ids), seconds, seconds / 2, 3, accepted=2, evaluated=3,
+    return Method(spec, lambda prompt, seed=0: Outcome(list(ids), seconds, seconds / 2, 3, accepted=2, evaluated=3,
                                                iterations=2, c=0.1 if drafter != "none" else None))
 
 
@@ -58,9 +59,22 @@ def test_ratios_are_paired_medians(tiny):
 
 
 
+def test_each_repeat_samples_with_its_own_seed(tiny):
+    """Repeat r runs every method with seed r (the warm-up with 0): sampled, the engine then writes a
+    different text in each repeat, so a median is not one text's luck timed three times."""
+    seeds: list[tuple[str, int]] = []
+    methods = [replace(m, run=lambda prompt, seed=0, run=m.run, name=m.spec.name:
+                       seeds.append((name, seed)) or run(prompt, seed)) for m in fake_methods(tiny)[:2]]
+    measure(methods, PROMPTS[:1], repeats=3, warmup=1, greedy=True)
+    assert sorted(seeds) == sorted((m.spec.name, seed) for m in methods for seed in (0, 0, 1, 2))
+    sampled = engine_method(tiny, None, "none", DecodeSettings(temperature=1.0, max_new_tokens=12))
+    texts = {tuple(sampled.run(PROMPTS[0], seed).ids) for seed in range(3)}
+    assert len(texts) > 1 and sampled.run(PROMPTS[0], 1).ids == sampled.run(PROMPTS[0], 1).ids
+
+
 def test_a_rate_over_no_measured_time_is_unknown(tiny):
     """A run too short for its clock has no rate: the CPU columns say unknown instead of dividing by zero."""
-    methods = [replace(m, run=lambda prompt, run=m.run: replace(run(prompt), cpu_seconds=0.0))
+    methods = [replace(m, run=lambda prompt, seed=0, run=m.run: replace(run(prompt, seed), cpu_seconds=0.0))
                if m.spec.name == "engine ngram γ=4 rec on" else m for m in fake_methods(tiny)]
     rows, _ = summarize([m.spec for m in methods], measure(methods, PROMPTS, repeats=2, warmup=0, greedy=True))
     row = next(r for r in rows if r.method == "engine ngram γ=4 rec on" and r.category == "all")

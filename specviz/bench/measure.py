@@ -1,9 +1,11 @@
 """The timed loop: every method on every prompt, interleaved, repeated, after a warm-up.
 
 The order of methods rotates from one (repeat, prompt) to the next, so a burst of load from
-another process spreads over all methods instead of hitting one. The engine baseline's greedy
-output in the first repeat is the reference every run (its own later ones included) is checked
-against. Each run records wall-clock and process CPU time: on a shared CPU the wall clock also
+another process spreads over all methods instead of hitting one. Repeat r runs every method with
+seed r: sampled, a method's median is then over r texts of its own rather than r timings of one
+text, whose luck (a few early rejections, an early end) would otherwise decide its row. The engine
+baseline's greedy output in the first repeat is the reference every run (its own later ones
+included) is checked against. Each run records wall-clock and process CPU time: on a shared CPU the wall clock also
 measures the neighbours, while CPU time (with one torch thread) counts only this run's work.
 """
 
@@ -65,7 +67,7 @@ def measure(methods: list[Method], prompts: list[BenchPrompt], repeats: int, war
 def _timed(method: Method, prompt: BenchPrompt, repeat: int) -> tuple[RunRecord, list[int]]:
     device = method.models[0].device
     reset_peak(device)
-    out = method.run(prompt)
+    out = method.run(prompt, repeat)
     memory = peak_mb(device, method.models, out.prompt_tokens + len(out.ids) + (method.spec.gamma or 0))
     return RunRecord(method.spec.name, prompt.id, prompt.category, repeat, len(out.ids), out.seconds, out.cpu_seconds,
                      None, None, memory, out.accepted, out.evaluated, out.iterations, out.c, out.draft_seconds,

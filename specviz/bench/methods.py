@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import torch
 
@@ -53,7 +53,7 @@ class Outcome:
 @dataclass
 class Method:
     spec: MethodSpec
-    run: Callable[[BenchPrompt], Outcome]
+    run: Callable[[BenchPrompt, int], Outcome]   # (prompt, seed): a sampled run's seed; greedy ignores it
     models: tuple[LoadedModel, ...] = ()   # whose weights and KV caches this method holds
     prompts: frozenset[str] | None = None  # ids of the prompts it runs on (None: all)
 
@@ -77,9 +77,9 @@ def engine_method(target: LoadedModel, drafter: Drafter | None, kind: str, setti
         spec = MethodSpec(f"engine {kind} {shape}{_stop(settings)} rec {rec}", "engine", kind,
                           settings.gamma, settings.record, settings.draft_confidence, tree)
 
-    def run(prompt: BenchPrompt) -> Outcome:
+    def run(prompt: BenchPrompt, seed: int = 0) -> Outcome:
         start, cpu = clock.now(), time.process_time()
-        trace = generate(target, drafter, prompt.text, settings, chat=chat, sizing=sizing)
+        trace = generate(target, drafter, prompt.text, replace(settings, seed=seed), chat=chat, sizing=sizing)
         return _outcome(trace, clock.now() - start, time.process_time() - cpu)
 
     return Method(spec, run, (target, *models))
@@ -94,10 +94,10 @@ def app_method(process: DecoderProcess, models: ModelSpec, target: LoadedModel, 
                       settings.gamma, True, settings.draft_confidence)
     clock = Clock(target.device)
 
-    def run(prompt: BenchPrompt) -> Outcome:
+    def run(prompt: BenchPrompt, seed: int = 0) -> Outcome:
         with process.lock:
             start = clock.now()
-            request = process.request(models, trace_stream, prompt.text, settings, chat)
+            request = process.request(models, trace_stream, prompt.text, replace(settings, seed=seed), chat)
             *_, trace = follow_trace(request)
             seconds = clock.now() - start
         return _outcome(trace, seconds, request.cpu_seconds)
@@ -139,7 +139,8 @@ def hf_method(target: LoadedModel, kind: str, settings: DecodeSettings, chat: bo
     name = "hf generate" if kind == "none" else f"hf {kind} γ={settings.gamma}"
     spec = MethodSpec(name, "hf", kind, None if kind == "none" else settings.gamma)
 
-    def run(prompt: BenchPrompt) -> Outcome:
+    def run(prompt: BenchPrompt, seed: int = 0) -> Outcome:
+        torch.manual_seed(seed)   # generate samples from torch's global generator
         start, cpu = clock.now(), time.process_time()  # from the prompt text, as the engine is timed
         ids = torch.tensor([target.encode_prompt(prompt.text, chat=chat)], device=target.device)
         with torch.no_grad():
