@@ -13,6 +13,7 @@ from specviz.bench.methods import Method, MethodSpec, Outcome, engine_method
 from specviz.bench.prompts import BenchPrompt, load_prompts
 from specviz.bench.report import FORMAT, BenchResult, summarize
 from specviz.cli import main
+from specviz.errors import SpecvizError
 from specviz.models import load_model
 from specviz.settings import DecodeSettings
 
@@ -150,6 +151,20 @@ def test_prompt_set_loads_with_categories():
     prompts = load_prompts()
     assert {p.category for p in prompts} == {"chat", "code", "copy"} and len({p.id for p in prompts}) == len(prompts)
     assert [p.category for p in load_prompts(categories=["copy"], per_category=2)] == ["copy", "copy"]
+
+
+def test_several_prompt_sets_make_one_run_and_keep_their_categories_apart():
+    from specviz.bench.prompts import DEFAULT_PROMPTS
+    from specviz.corpus.store import CORPUS_DIR
+
+    paths = f"{DEFAULT_PROMPTS},{CORPUS_DIR / 'heldout.json'}"
+    prompts = load_prompts(paths, per_category=1)
+    categories = [p.category for p in prompts]
+    assert categories[:3] == ["chat", "code", "copy"] and "heldout/chat" in categories and "math" in categories
+    assert len(set(categories)) == len(categories) == 3 + 9 and len({p.id for p in prompts}) == len(prompts)
+    assert [p.category for p in load_prompts(paths, categories=["heldout/code"])] == ["heldout/code"] * 24
+    with pytest.raises(SpecvizError, match="cannot read the prompt set missing.json"):
+        load_prompts(f"{DEFAULT_PROMPTS},missing.json")
 
 
 def test_the_corpus_held_out_prompts_read_as_a_prompt_set():

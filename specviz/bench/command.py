@@ -65,7 +65,8 @@ def add_bench_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--temperature", type=float, default=0.0,
                         help="0 = greedy, outputs checked against the baseline (default 0)")
     parser.add_argument("--max-new-tokens", type=int, default=64, help="tokens per prompt (default 64)")
-    parser.add_argument("--prompts", default=str(DEFAULT_PROMPTS), help="prompt set JSON (default: the shipped one)")
+    parser.add_argument("--prompts", default=str(DEFAULT_PROMPTS),
+                        help="prompt set JSON, or several comma-separated for one run (default: the shipped one)")
     parser.add_argument("--categories", default=None, help="comma-separated categories (default: all)")
     parser.add_argument("--per-category", type=int, default=None, help="at most this many prompts per category")
     parser.add_argument("--model-per-category", type=int, default=None,
@@ -184,7 +185,8 @@ def run_bench(args: argparse.Namespace) -> None:
                   "trees": trees, "verify_cost": _curve(target) if trees else None,
                   "temperature": args.temperature,
                   "greedy": base.greedy, "max_new_tokens": args.max_new_tokens, "repeats": args.repeats,
-                  "warmup": args.warmup, "prompts": len(prompts), "prompt_set": Path(args.prompts).name,
+                  "warmup": args.warmup, "prompts": len(prompts),
+                  "prompt_set": ",".join(Path(one).name for one in args.prompts.split(",")),
                   "categories": {c: sum(p.category == c for p in prompts) for c in dict.fromkeys(
                       p.category for p in prompts)},
                   "memory_source": memory_source(target.device)},

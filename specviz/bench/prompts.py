@@ -23,15 +23,16 @@ class BenchPrompt:
 
 def load_prompts(path: str | Path = DEFAULT_PROMPTS, categories: list[str] | None = None,
                  per_category: int | None = None) -> list[BenchPrompt]:
-    """Prompts of the chosen categories (all when None), at most `per_category` of each."""
-    try:
-        data = json.loads(Path(path).read_text())
-        if data.get("format") == "specviz-corpus-heldout":
-            prompts = [BenchPrompt(f"{p['kind']}-{p['key']}", p["kind"], p["messages"]) for p in data["prompts"]]
-        else:
-            prompts = [BenchPrompt(p["id"], p["category"], p["text"]) for p in data["prompts"]]
-    except (OSError, ValueError, KeyError, TypeError) as error:
-        raise SpecvizError(f"cannot read the prompt set {path}: {error}") from error
+    """Prompts of the chosen categories (all when None), at most `per_category` of each. `path` may name
+    several sets, comma-separated, for one run over all of them: a category an earlier set already
+    has is called `<file stem>/<category>` in a later one (the held-out kinds' "chat" beside the shipped
+    "chat")."""
+    prompts: list[BenchPrompt] = []
+    for one in str(path).split(","):
+        taken = {p.category for p in prompts}
+        stem = Path(one).stem
+        prompts += [p if p.category not in taken else BenchPrompt(f"{stem}/{p.id}", f"{stem}/{p.category}", p.text)
+                    for p in _read(one)]
     if categories:
         unknown = set(categories) - {p.category for p in prompts}
         if unknown:
@@ -48,3 +49,13 @@ def load_prompts(path: str | Path = DEFAULT_PROMPTS, categories: list[str] | Non
     if not prompts:
         raise SpecvizError(f"no prompts selected from {path}")
     return prompts
+
+
+def _read(path: str) -> list[BenchPrompt]:
+    try:
+        data = json.loads(Path(path).read_text())
+        if data.get("format") == "specviz-corpus-heldout":
+            return [BenchPrompt(f"{p['kind']}-{p['key']}", p["kind"], p["messages"]) for p in data["prompts"]]
+        return [BenchPrompt(p["id"], p["category"], p["text"]) for p in data["prompts"]]
+    except (OSError, ValueError, KeyError, TypeError) as error:
+        raise SpecvizError(f"cannot read the prompt set {path}: {error}") from error
