@@ -26,6 +26,11 @@ included, fades by `MEMORY` per new try (a moving average, as SGLang's adaptive 
 the estimates follow the text as it changes from prose to a copied passage and back, and a prior the
 text contradicts is forgotten.
 
+A drafter may know something of its chances before it drafts (`Drafter.situation`): prompt lookup,
+and the mixed tree whose first branch it copies, find a 3-token match or only a 1-token one, and
+copy far more of the first. The policy keeps one table per situation, each starting at the prior, so
+a long match is drafted deep while the head's guesses beside a 1-token match stay short.
+
 A policy that stops drafting learns nothing more, so after `FIRST_PROBE_GAP` undrafted iterations
 it drafts one node (a probe); each probe that fails doubles the gap, up to `MAX_PROBE_GAP`, and an
 accepted one resets it. On text no drafter can guess the probes cost a few percent of one
@@ -40,7 +45,7 @@ given the seed, an adaptive run is reproducible.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from specviz import tree_size
 from specviz.trace import Choice
@@ -64,36 +69,54 @@ class Space:
 
 
 @dataclass
+class Evidence:
+    """Hits and tries of each (depth, rank) cell, faded by `MEMORY`."""
+
+    hits: list[list[float]]
+    tries: list[list[float]]
+
+
+@dataclass
 class State:
     """What the policy knows before an iteration: the prior, the costs and the evidence of the iterations
-    finished so far (`seen` of them)."""
+    finished so far (`seen` of them), one table per situation the drafter tells apart."""
 
     prior: Acceptance
     cost: VerifyCost
     space: Space
-    hits: list[list[float]]
-    tries: list[list[float]]
+    tables: dict[str, Evidence] = field(default_factory=dict)
     seen: int = 0
     idle: int = 0                       # iterations since the last draft
     probe_gap: int = FIRST_PROBE_GAP
 
 
 def start(prior: Acceptance, cost: VerifyCost, space: Space) -> State:
-    """The state before the first iteration: the calibrated table as `PRIOR_NODES` tries of each cell."""
-    return State(prior, cost, space, [[PRIOR_NODES * p for p in row] for row in prior.rank],
-                 [[PRIOR_NODES] * len(row) for row in prior.rank])
+    """The state before the first iteration: no evidence yet, each situation's table to start at the prior."""
+    return State(prior, cost, space)
 
 
-def estimates(state: State) -> Acceptance:
+def evidence(state: State, situation: str = "") -> Evidence:
+    """The situation's table; a situation met for the first time starts at the calibrated table as
+    `PRIOR_NODES` tries of each cell."""
+    if situation not in state.tables:
+        rank = state.prior.rank
+        state.tables[situation] = Evidence([[PRIOR_NODES * p for p in row] for row in rank],
+                                           [[PRIOR_NODES] * len(row) for row in rank])
+    return state.tables[situation]
+
+
+def estimates(state: State, situation: str = "") -> Acceptance:
     """P̂[d][r] = hits / tries (the prior's among them, faded), with the prior's costs."""
-    rank = [[h / t for h, t in zip(hit, tried)] for hit, tried in zip(state.hits, state.tries)]
+    table = evidence(state, situation)
+    rank = [[h / t for h, t in zip(hit, tried)] for hit, tried in zip(table.hits, table.tries)]
     return Acceptance(rank, state.prior.draft_step, state.prior.samples, state.prior.overhead)
 
 
-def choose(state: State, budget: int) -> Choice:
-    """The shape for an iteration with `budget` tokens left: the fastest draft (`tree_size.fastest`) when
-    it beats the target alone, else no draft, or a one-node probe once the policy has waited long enough."""
-    acc = estimates(state)
+def choose(state: State, budget: int, situation: str = "") -> Choice:
+    """The shape for an iteration with `budget` tokens left, in the drafter's `situation`: the fastest
+    draft (`tree_size.fastest`) when it beats the target alone, else no draft, or a one-node probe once the
+    policy has waited long enough."""
+    acc = estimates(state, situation)
     alone = tree_size.predict(acc, state.cost, 0, 1, 0)
     alpha = acc.rank[0][0]
     depth = min(state.space.depth, budget - 1)   # the bonus takes the last place (see `Run._step`)
@@ -102,30 +125,31 @@ def choose(state: State, budget: int) -> Choice:
     best = tree_size.fastest(drafts) if drafts else None
     if best is not None and best.tokens_per_s > alone.tokens_per_s:
         return Choice(best.gamma, best.branches, best.nodes, best.expected_tokens,
-                      best.tokens_per_s / alone.tokens_per_s, alpha)
+                      best.tokens_per_s / alone.tokens_per_s, alpha, situation=situation)
     if depth > 0 and state.idle >= state.probe_gap:
         probe = tree_size.predict(acc, state.cost, 1, 1, 1)
-        return Choice(1, 1, 1, probe.expected_tokens, probe.tokens_per_s / alone.tokens_per_s, alpha, probe=True)
-    return Choice(0, 1, 0, 1.0, 1.0, alpha)
+        return Choice(1, 1, 1, probe.expected_tokens, probe.tokens_per_s / alone.tokens_per_s, alpha, probe=True,
+                      situation=situation)
+    return Choice(0, 1, 0, 1.0, 1.0, alpha, situation=situation)
 
 
 def observe(state: State, choice: Choice, parents: list[int], path: list[int],
             kept: list[float] | None = None) -> None:
     """Learn from a finished iteration: the shape it drafted (`parents`, node order = each node's rank
-    among its siblings) and the path its verification accepted. `kept` (sampled runs): each node's
-    chance of being kept as its parent's first child (`verification.kept_chance`), which rank 0's
-    cells learn in place of the 0/1 verdict."""
+    among its siblings) and the path its verification accepted, into the table of the situation it was
+    chosen in. `kept` (sampled runs): each node's chance of being kept as its parent's first child
+    (`verification.kept_chance`), which rank 0's cells learn in place of the 0/1 verdict."""
     state.seen += 1
     if not parents:
         state.idle += choice.gamma == 0
         return
-    tree = children(parents)
+    tree, table = children(parents), evidence(state, choice.situation)
     for depth, node in enumerate([-1, *path], start=1):
         kids = tree.get(node, [])
-        if not kids or depth > len(state.tries):
+        if not kids or depth > len(table.tries):
             break
-        for rank, kid in enumerate(kids[: len(state.tries[depth - 1])]):
-            tried, hit = state.tries[depth - 1], state.hits[depth - 1]
+        for rank, kid in enumerate(kids[: len(table.tries[depth - 1])]):
+            tried, hit = table.tries[depth - 1], table.hits[depth - 1]
             tried[rank] = MEMORY * tried[rank] + 1.0
             accepted = depth <= len(path) and path[depth - 1] == kid
             hit[rank] = MEMORY * hit[rank] + (kept[kid] if kept is not None and rank == 0 else accepted)

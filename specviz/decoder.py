@@ -120,7 +120,8 @@ class Run:
         # An adaptive run's shape is chosen from the iterations finished before this one only. A chain it
         # chooses is drafted as a fixed one is, with no node budget: a mixed drafter's copy then joins the
         # head's chain instead of taking its places.
-        choice = adaptive.choose(self.policy, budget) if self.policy is not None else None
+        choice = adaptive.choose(self.policy, budget, self.drafter.situation(generated)) \
+            if self.policy is not None else None
         gamma, branches, nodes = (choice.gamma, choice.branches, choice.nodes if choice.branches > 1 else 0) \
             if choice is not None else (min(s.gamma, budget - 1), s.branches, s.nodes)
         t0 = self.clock.now()

@@ -35,7 +35,9 @@ FinalToken: kind ("correction" | "bonus" | "target"), token_id, token, sampled_f
   ("residual" | "p" | "argmax p"), top (TopK of that distribution).
 Choice: gamma (the depth chosen; 0: no draft), branches, nodes, expected_tokens (E), gain (predicted
   tokens/s over the target alone's), alpha (the running estimate of depth 1's acceptance when it was
-  chosen), probe (drafted to learn rather than predicted faster).
+  chosen), probe (drafted to learn rather than predicted faster), situation (what the drafter knew of
+  its chances before drafting, e.g. prompt lookup's "match 3", whose estimates chose; "" for one table;
+  a file without it loads with "").
 TopK: ids, tokens, probs.
 `summary` is recomputed from the iterations on load; it is saved for readers of the file.
 """
@@ -106,6 +108,7 @@ class Choice:
     gain: float                # predicted tokens/s over the target alone's
     alpha: float               # the estimate of depth 1's acceptance (the drafter's first guess) when chosen
     probe: bool = False        # drafted to learn, not because it was predicted faster
+    situation: str = ""        # what the drafter knew before drafting (`Drafter.situation`), whose estimates chose
 
 
 @dataclass

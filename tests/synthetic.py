@@ -129,10 +129,12 @@ class FixedTree(Drafter):
 
 def synthetic_adaptive_trace(tokens: int = 64) -> Trace:
     """`synthetic_trace` as an adaptive run recorded it: every iteration with the choice made before it (depth 4,
-    the estimate falling), the fourth a one-node probe."""
+    the estimate falling), the fourth a one-node probe; the drafter tells a long match from none after the
+    third."""
     trace = synthetic_trace(tokens)
     for it in trace.iterations:
         it.choice = Choice(gamma=it.drafted, branches=1, nodes=it.drafted, expected_tokens=2.0 - 0.05 * it.index,
-                           gain=1.3 - 0.02 * it.index, alpha=0.6 - 0.02 * it.index, probe=it.index == 3)
+                           gain=1.3 - 0.02 * it.index, alpha=0.6 - 0.02 * it.index, probe=it.index == 3,
+                           situation="" if it.index < 3 else ("match 3" if it.index % 2 else "no match"))
     trace.settings = replace(trace.settings, adaptive=True)
     return trace

@@ -5,6 +5,7 @@ chosen from finished iterations only."""
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import replace
 
 import pytest
 import torch
@@ -12,7 +13,7 @@ from test_lossless import PROMPT, RUNS, chi_square_p_value, exact_two_tokens
 from test_tree_size import ONE_THREAD, cost
 
 from specviz import DecodeSettings, Run, adaptive, generate, load_model, sizing, tree_size
-from specviz.drafters import DraftModelDrafter
+from specviz.drafters import DraftModelDrafter, NgramDrafter
 from specviz.errors import SpecvizError
 from specviz.trace import Choice
 from specviz.tree_size import Acceptance, Sizing
@@ -75,10 +76,11 @@ def test_a_tree_teaches_every_rank_it_tried():
     state = adaptive.start(flat(0.5, ranks=(0.5, 0.5, 0.5)), ONE_THREAD, TREES)
     choice = Choice(2, 2, 3, 2.0, 1.0, 0.5)
     adaptive.observe(state, choice, [-1, -1, 1], [1])
+    table = adaptive.evidence(state)
     prior, memory = adaptive.PRIOR_NODES, adaptive.MEMORY   # the prior: `prior` tries of each cell, half hits
     tried, missed, hit = memory * prior + 1, memory * prior / 2, memory * prior / 2 + 1
-    assert state.tries[0][:3] == pytest.approx([tried, tried, prior]) and state.tries[1][:2] == [tried, prior]
-    assert state.hits[0][:2] == pytest.approx([missed, hit]) and state.hits[1][0] == pytest.approx(missed)
+    assert table.tries[0][:3] == pytest.approx([tried, tried, prior]) and table.tries[1][:2] == [tried, prior]
+    assert table.hits[0][:2] == pytest.approx([missed, hit]) and table.hits[1][0] == pytest.approx(missed)
     rank = adaptive.estimates(state).rank
     assert rank[0][:3] == pytest.approx([missed / tried, hit / tried, 0.5])
     assert rank[1][0] == pytest.approx(missed / tried)
@@ -90,8 +92,22 @@ def test_a_sampled_run_teaches_rank_0_the_chance_it_was_kept_with():
     state = adaptive.start(flat(0.5, ranks=(0.5, 0.5, 0.5)), ONE_THREAD, TREES)
     adaptive.observe(state, Choice(2, 2, 3, 2.0, 1.0, 0.5), [-1, -1, 1], [1], kept=[0.3, 0.9, 0.8])
     prior, memory = adaptive.PRIOR_NODES, adaptive.MEMORY
-    assert state.hits[0][:2] == pytest.approx([memory * prior / 2 + 0.3, memory * prior / 2 + 1])
-    assert state.hits[1][0] == pytest.approx(memory * prior / 2 + 0.8)
+    assert adaptive.evidence(state).hits[0][:2] == pytest.approx([memory * prior / 2 + 0.3, memory * prior / 2 + 1])
+    assert adaptive.evidence(state).hits[1][0] == pytest.approx(memory * prior / 2 + 0.8)
+
+
+def test_each_situation_learns_its_own_table():
+    """Hits after a long match and misses after a short one: the long match is drafted deep, the short
+    one not at all, from one state."""
+    state = adaptive.start(flat(0.5), ONE_THREAD, CHAINS)
+    for _ in range(20):
+        for situation, path in (("match 3", [0, 1, 2]), ("match 1", [])):
+            choice = adaptive.choose(state, 64, situation)
+            adaptive.observe(state, replace(choice, gamma=3), [-1, 0, 1], path)
+    assert set(state.tables) == {"match 3", "match 1"}
+    long, short = adaptive.choose(state, 64, "match 3"), adaptive.choose(state, 64, "match 1")
+    assert long.gamma > 3 and long.situation == "match 3" and short.gamma == 0
+    assert adaptive.estimates(state, "new").rank == flat(0.5).rank   # a situation not met yet: the prior
 
 
 @pytest.fixture(scope="module")
@@ -130,6 +146,19 @@ def test_greedy_adaptive_runs_reproduce_the_target_alone(models, branches, which
         assert any(c.branches > 1 for c in choices)
 
 
+def test_a_greedy_adaptive_run_with_prompt_lookup_chooses_by_situation(models):
+    """Prompt lookup on a prompt that repeats itself: the shapes are chosen in more than one situation,
+    each recorded with its choice, and the output is the target's own."""
+    target, _, _ = models
+    prompt = "one two three four one two three four one two three four one two"
+    settings = adaptive_settings(gamma=5, temperature=0.0, max_new_tokens=40)
+    drafter = NgramDrafter(target.vocab_size, target.device)
+    trace = generate(target, drafter, prompt, settings, sizing=pair_sizing(flat(0.6)))
+    assert trace.generated_ids == generate(target, None, prompt, settings).generated_ids
+    assert len({it.choice.situation for it in trace.iterations}) > 1
+    assert all(it.choice.situation.startswith(("match", "no match")) for it in trace.iterations)
+
+
 def test_an_adaptive_run_needs_the_pairs_sizing(models):
     target, same, _ = models
     with pytest.raises(SpecvizError, match="sizing"):
@@ -157,9 +186,9 @@ def test_each_shape_is_chosen_from_finished_iterations_only(models, monkeypatch)
     events: list[tuple[str, int]] = []
     choose, observe = adaptive.choose, adaptive.observe
 
-    def choosing(state, budget):
+    def choosing(state, *args):
         events.append(("choose", state.seen))
-        return choose(state, budget)
+        return choose(state, *args)
 
     def observing(state, *args):
         events.append(("observe", state.seen))

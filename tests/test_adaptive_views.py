@@ -25,6 +25,7 @@ def test_the_chart_draws_each_choice_its_accepted_drafts_and_the_estimate():
     assert list(alpha.y) == pytest.approx([0.6 - 0.02 * i for i in range(n)])
     assert list(gain.y) == pytest.approx([it.choice.gain for it in trace.iterations])
     assert charts.adaptive_chart(synthetic_trace(16)).data[0].x == ()   # a fixed run chose nothing
+    assert [row[3] for row in bars.customdata[2:6]] == ["", ", match 3", ", no match", ", match 3"]
 
 
 def test_the_lesson_says_why_this_draft_length_with_the_numbers():
@@ -38,6 +39,7 @@ def test_the_lesson_says_why_this_draft_length_with_the_numbers():
     assert "a chain of γ = 4" in body and "2 finished iterations" in body
     assert "probe" in charts.lesson_steps(trace, 3)[1].body
     assert "calibrated" in charts.lesson_steps(trace, 0)[1].body
+    assert "situation" not in body and "<b>match 3</b>" in charts.lesson_steps(trace, 5)[1].body
     assert [s.title for s in charts.lesson_steps(synthetic_trace(16), 0)].count("Why this draft length") == 0
 
 
@@ -48,6 +50,10 @@ def test_a_trace_file_keeps_every_choice_and_an_old_one_loads_without():
     assert again.settings.adaptive
     old = trace.to_dict()
     old["version"] = 4
+    older = json.loads(json.dumps(old))
+    for it in older["iterations"]:
+        del it["choice"]["situation"]
+    assert {it.choice.situation for it in trace_from_dict(older).iterations} == {""}
     for it in old["iterations"]:
         del it["choice"]
     del old["settings"]["adaptive"]

@@ -116,6 +116,20 @@ def test_prompt_lookup_branches_on_every_distinct_continuation(embedded):
     assert len(drafter.propose([], 3, warper, generator, branches=3, nodes=4).tokens) == 4
 
 
+def test_prompt_lookup_tells_how_long_a_match_it_found(embedded):
+    """Its situation is the longest suffix found earlier; it follows the text as it grows, and the
+    proposal that follows copies after that match."""
+    drafter = NgramDrafter(embedded.vocab_size, embedded.device)
+    drafter.begin([5, 1, 2, 6, 7, 8])
+    warper, generator = Warper(DecodeSettings()), torch.Generator()
+    assert drafter.situation([]) == "no match"
+    assert drafter.situation([9, 5]) == "match 1"
+    assert drafter.situation([9, 5, 1]) == "match 2"
+    assert drafter.situation([9, 5, 1, 2]) == "match 3"
+    assert drafter.propose([9, 5, 1, 2], 2, warper, generator).tokens.tolist() == [6, 7]
+    assert drafter.propose([9, 5, 1, 2, 6], 2, warper, generator).tokens.tolist() == [7, 8]
+
+
 def test_merged_sources_never_repeat_a_token_under_one_parent():
     def draft(tokens, parents):
         q = torch.nn.functional.one_hot(torch.tensor(tokens), 10).float()

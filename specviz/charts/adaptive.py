@@ -12,10 +12,11 @@ from specviz.trace import Trace
 
 def adaptive_frame(trace: Trace) -> list[dict]:
     """One row per iteration that recorded a choice: iteration, depth and nodes chosen, probe, accepted,
-    the depth-1 acceptance estimate α̂ and the predicted gain."""
+    the depth-1 acceptance estimate α̂, the predicted gain and the drafter's situation whose estimates chose."""
     return [{"iteration": it.index, "depth": it.choice.gamma, "nodes": it.choice.nodes if it.choice.gamma else 0,
              "branches": it.choice.branches, "probe": it.choice.probe, "accepted": it.accepted,
-             "alpha": it.choice.alpha, "gain": it.choice.gain, "expected_tokens": it.choice.expected_tokens}
+             "alpha": it.choice.alpha, "gain": it.choice.gain, "expected_tokens": it.choice.expected_tokens,
+             "situation": it.choice.situation}
             for it in trace.iterations if it.choice is not None]
 
 
@@ -30,9 +31,10 @@ def adaptive_chart(trace: Trace) -> go.Figure:
     fig.add_bar(x=x, y=[r["depth"] for r in rows], name="depth chosen (0: no draft)",
                 marker={"color": ["#ffffff" if r["probe"] else Q_COLOR for r in rows],
                         "line": {"color": Q_COLOR, "width": 2}},
-                customdata=[[r["branches"], r["nodes"], "probe" if r["probe"] else "predicted faster"] for r in rows],
+                customdata=[[r["branches"], r["nodes"], "probe" if r["probe"] else "predicted faster",
+                             f", {r['situation']}" if r["situation"] else ""] for r in rows],
                 hovertemplate="iteration %{x}: depth %{y}, top-%{customdata[0]}, N = %{customdata[1]} "
-                              "(%{customdata[2]})<extra></extra>", row=1, col=1)
+                              "(%{customdata[2]}%{customdata[3]})<extra></extra>", row=1, col=1)
     fig.add_scatter(x=x, y=[r["accepted"] for r in rows], mode="markers", name="drafts accepted",
                     marker={"size": 9, "color": ACCEPT_COLOR, "symbol": "diamond"}, row=1, col=1)
     fig.add_scatter(x=x, y=[r["alpha"] for r in rows], mode="lines+markers", name="α̂ at depth 1 (estimate)",

@@ -432,6 +432,10 @@ def _why_this_length(trace: Trace, index: int) -> LessonStep:
     else:
         why = (f"<p>Of every shape it may draft, this one had the most expected tokens per second: "
                f"{c.gain:.2f}× the target alone's predicted rate.</p>")
+    situation = (f"<p>The drafter said where it stood before drafting: <b>{html.escape(c.situation)}</b>. "
+                 "The policy keeps one set of estimates for each such situation (a prompt-lookup draft after a "
+                 "3-token match is kept far more often than one after a 1-token match), and read this one's.</p>"
+                 if c.situation else "")
     previous = trace.iterations[index - 1] if index else None
     moved = (f"<p>The iteration before drafted {_count(previous.drafted, 'token')} and accepted "
              f"{previous.accepted}; the estimate went from {previous.choice.alpha:.3f} to {c.alpha:.3f}.</p>"
@@ -442,7 +446,7 @@ def _why_this_length(trace: Trace, index: int) -> LessonStep:
             f"first guess is right is α̂ = {c.alpha:.3f}, and from the estimates at every depth it expected "
             f"E = {c.expected_tokens:.2f} tokens from this iteration (1 + the chance each node is reached and "
             "accepted).</p>"
-            f"{chain}{why}{moved}"
+            f"{situation}{chain}{why}{moved}"
             "<p>Time per iteration = fixed work + depth × one drafter step + one target pass over N + 1 tokens "
             "(the measured verify-cost curve); the choice maximises E over that time, Leviathan et al.'s "
             "Theorem 3.8 with measured costs.</p>")

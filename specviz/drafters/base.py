@@ -64,6 +64,12 @@ class Drafter:
         stops)."""
         raise NotImplementedError
 
+    def situation(self, generated: list[int]) -> str:
+        """What the drafter knows of its chances after prompt + generated before drafting (prompt
+        lookup: how long a suffix it found earlier); the adaptive policy keeps one acceptance estimate
+        per situation. One situation, "", unless a drafter tells them apart."""
+        return ""
+
     def observe(self, hidden: torch.Tensor) -> None:
         """The target's hidden states [m, len(feature_layers)·d] of the next m committed positions, in
         order; the decoder computes and hands them over only when `reads_features`."""

@@ -32,6 +32,11 @@ class MixedDrafter(Drafter):
     def observe(self, hidden: torch.Tensor) -> None:
         self.head.observe(hidden)
 
+    def situation(self, generated: list[int]) -> str:
+        """The lookup's: how long a match holds the copied branch decides how far the tree is worth
+        drafting, more than the head's guesses do."""
+        return self.lookup.situation(generated)
+
     def propose(self, generated: list[int], gamma: int, warper: Warper, generator: torch.Generator,
                 confidence: float = 0.0, branches: int = 1, nodes: int = 0) -> Draft:
         """The lookup's first continuation, then the head's tree (with what is left of the budget N)

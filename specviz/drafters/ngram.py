@@ -29,13 +29,20 @@ class NgramDrafter(Drafter):
 
     def begin(self, prompt_ids: list[int]) -> None:
         self.prompt = list(prompt_ids)
+        self.found: tuple[int, int, list[int]] = (-1, 0, [])   # (len(generated), n, starts) last matched
+
+    def situation(self, generated: list[int]) -> str:
+        """The length of the suffix found earlier: a 3-token match is copied far more often than a 1-token one."""
+        n = self._match(generated)[0]
+        return f"match {n}" if n else "no match"
 
     def propose(self, generated: list[int], gamma: int, warper: Warper, generator: torch.Generator,
                 confidence: float = 0.0, branches: int = 1, nodes: int = 0) -> Draft:
         """The looked-up continuations as a trie; a one-hot q is never unsure, so `confidence`
         never stops it."""
         seq = self.prompt + generated
-        tokens, parents = trie(lookup(seq, gamma, self.max_ngram, self.min_ngram), branches, nodes)
+        n, starts = self._match(generated)
+        tokens, parents = trie([seq[start + n:start + n + gamma] for start in starts], branches, nodes)
         if not tokens:
             return empty_draft(self.vocab, self.device)
         ids = torch.tensor(tokens, device=self.device)
@@ -44,15 +51,23 @@ class NgramDrafter(Drafter):
         return Draft(ids, q, parents=parents)
 
 
-def lookup(seq: list[int], gamma: int, max_ngram: int, min_ngram: int) -> list[list[int]]:
-    """The continuations (≤ gamma tokens each) of every earlier occurrence of the longest suffix
-    that occurs earlier, leftmost first."""
+    def _match(self, generated: list[int]) -> tuple[int, list[int]]:
+        """`matches` of prompt + generated, once per length of `generated` (asked by `situation`, then
+        by `propose`)."""
+        if self.found[0] != len(generated):
+            self.found = (len(generated), *matches(self.prompt + generated, self.max_ngram, self.min_ngram))
+        return self.found[1], self.found[2]
+
+
+def matches(seq: list[int], max_ngram: int, min_ngram: int) -> tuple[int, list[int]]:
+    """The longest suffix (max_ngram .. min_ngram tokens) that occurs earlier, as its length n and the
+    start of every earlier occurrence, leftmost first; (0, []) when none does."""
     for n in range(min(max_ngram, len(seq) - 1), min_ngram - 1, -1):
         suffix = seq[-n:]
-        found = [seq[start + n:start + n + gamma] for start in range(len(seq) - n) if seq[start:start + n] == suffix]
-        if found:
-            return found
-    return []
+        starts = [start for start in range(len(seq) - n) if seq[start:start + n] == suffix]
+        if starts:
+            return n, starts
+    return 0, []
 
 
 def trie(continuations: list[list[int]], branches: int, nodes: int) -> tuple[list[int], list[int]]:
