@@ -50,7 +50,7 @@ from dataclasses import dataclass, field
 from specviz import tree_size
 from specviz.trace import Choice
 from specviz.tree import children
-from specviz.tree_size import Acceptance
+from specviz.tree_size import Acceptance, TreeSize
 from specviz.verify_cost import VerifyCost
 
 PRIOR_NODES = 4.0      # the calibrated table counts as this many tries of each cell
@@ -85,6 +85,7 @@ class State:
     cost: VerifyCost
     space: Space
     tables: dict[str, Evidence] = field(default_factory=dict)
+    best: dict[tuple[str, int], TreeSize | None] = field(default_factory=dict)   # (situation, depth): fastest draft
     seen: int = 0
     idle: int = 0                       # iterations since the last draft
     probe_gap: int = FIRST_PROBE_GAP
@@ -121,8 +122,10 @@ def choose(state: State, budget: int, situation: str = "") -> Choice:
     alpha = acc.rank[0][0]
     depth = min(state.space.depth, budget - 1)   # the bonus takes the last place (see `Run._step`)
     space = state.space
-    drafts = tree_size.candidates(acc, state.cost, depth, space.branches, space.nodes) if depth > 0 else []
-    best = tree_size.fastest(drafts) if drafts else None
+    if (situation, depth) not in state.best:   # searched again only once the situation's table has moved
+        drafts = tree_size.candidates(acc, state.cost, depth, space.branches, space.nodes) if depth > 0 else []
+        state.best[situation, depth] = tree_size.fastest(drafts) if drafts else None
+    best = state.best[situation, depth]
     if best is not None and best.tokens_per_s > alone.tokens_per_s:
         return Choice(best.gamma, best.branches, best.nodes, best.expected_tokens,
                       best.tokens_per_s / alone.tokens_per_s, alpha, situation=situation)
@@ -144,6 +147,7 @@ def observe(state: State, choice: Choice, parents: list[int], path: list[int],
         state.idle += choice.gamma == 0
         return
     tree, table = children(parents), evidence(state, choice.situation)
+    state.best = {key: size for key, size in state.best.items() if key[0] != choice.situation}
     for depth, node in enumerate([-1, *path], start=1):
         kids = tree.get(node, [])
         if not kids or depth > len(table.tries):

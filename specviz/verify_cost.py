@@ -36,7 +36,10 @@ class VerifyCost:
     dtype: str
     threads: int
     sizes: list[int]
-    seconds: list[float]        # median seconds of one pass over m new tokens
+    seconds: list[float]        # median seconds of one pass over m new tokens, made non-decreasing (`monotone`)
+
+    def __post_init__(self):
+        self.seconds = monotone(self.seconds)
 
     @property
     def relative(self) -> list[float]:
@@ -52,6 +55,21 @@ class VerifyCost:
             if m <= b:
                 return ta + (tb - ta) * (m - a) / (b - a)
         return seconds[-1] * m / sizes[-1]
+
+
+def monotone(seconds: list[float]) -> list[float]:
+    """The non-decreasing curve closest to the measured medians (least squares: pool adjacent violators).
+
+    A pass over more tokens does at least the work of a pass over fewer, so a wider pass measured cheaper
+    is noise (a busy machine, a cold cache). Left in, a dip at 4 tokens below the one-token pass would make
+    every 3-token draft look free, and a sizer or adaptive policy would draft on text it never guesses."""
+    blocks: list[list[float]] = []   # [mean, count] of each pooled run
+    for t in seconds:
+        blocks.append([t, 1])
+        while len(blocks) > 1 and blocks[-2][0] > blocks[-1][0]:
+            (a, n), (b, m) = blocks.pop(-2), blocks.pop()
+            blocks.append([(a * n + b * m) / (n + m), n + m])
+    return [mean for mean, count in blocks for _ in range(int(count))]
 
 
 def measure(target: LoadedModel, sizes: tuple[int, ...] = SIZES, rounds: int = 9) -> VerifyCost:

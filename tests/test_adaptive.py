@@ -110,6 +110,25 @@ def test_each_situation_learns_its_own_table():
     assert adaptive.estimates(state, "new").rank == flat(0.5).rank   # a situation not met yet: the prior
 
 
+def test_an_idle_policy_searches_the_shapes_once_until_its_estimates_move(monkeypatch):
+    """Not drafting teaches nothing, so the search over every tree (about a millisecond) is not redone each
+    iteration; a drafted iteration moves the estimates and the next choice searches again."""
+    state = adaptive.start(flat(0.05), ONE_THREAD, TREES)
+    searched = []
+    candidates = tree_size.candidates
+    monkeypatch.setattr(tree_size, "candidates", lambda *args: searched.append(1) or candidates(*args))
+    for _ in range(3):
+        choice = adaptive.choose(state, 64)
+        adaptive.observe(state, choice, [], [])
+    assert choice.gamma == 0 and len(searched) == 1
+    state.idle = state.probe_gap
+    probe = adaptive.choose(state, 64)
+    assert probe.probe and len(searched) == 1
+    adaptive.observe(state, probe, [-1], [0])
+    adaptive.choose(state, 64)
+    assert len(searched) == 2
+
+
 @pytest.fixture(scope="module")
 def models(tiny_llama_dirs):
     torch.set_num_threads(1)

@@ -180,16 +180,23 @@ def test_spec_drafter_can_start_from_a_tiny_lm(small, tmp_path):
 
 
 def test_an_eagle_head_can_go_on_training_from_a_saved_one(small, samples, tmp_path):
-    """A warm start keeps the saved head's weights and draft vocabulary, whatever the data would pick."""
+    """A warm start keeps the saved head's weights and draft vocabulary; a larger --draft-vocab widens that
+    vocabulary with the data's most used tokens, and a smaller one never narrows it."""
     cfg = TrainConfig(steps=2, batch_size=4, eval_every=2, draft_vocab=6)
     first = train(cfg, small, samples[:2], samples, None, progress=False)
     path = tmp_path / "eagle.safetensors"
     save_weights(path, first.state_dict(), "eagle", model_config(cfg, first), small)
     warm = build_model(TrainConfig(init=str(path)), small, torch.arange(small.vocab_size))
     assert all(torch.equal(a, b.half().float()) for a, b in zip(warm.parameters(), first.parameters()))
-    trained = train(TrainConfig(steps=2, batch_size=4, eval_every=2, draft_vocab=9, init=str(path)), small,
-                    samples[2:], samples, None, progress=False)
-    assert trained.vocab.tolist() == first.vocab.tolist()
+    kept = train(TrainConfig(steps=2, batch_size=4, eval_every=2, draft_vocab=4, init=str(path)), small,
+                 samples[2:], samples, None, progress=False)
+    assert kept.vocab.tolist() == first.vocab.tolist()
+    wide = train(TrainConfig(steps=2, batch_size=4, eval_every=2, draft_vocab=9, init=str(path)), small,
+                 samples[2:], samples, None, progress=False)
+    data = draft_vocabulary(samples[2:], 9, small.vocab_size)
+    assert set(wide.vocab.tolist()) == set(first.vocab.tolist()) | set(data.tolist()) and len(wide.vocab) >= 9
+    assert wide.vocab.tolist() == sorted(wide.vocab.tolist())
+    assert torch.equal(wide.shared[-1].weight, small.model.get_output_embeddings().weight[wide.vocab])
     with pytest.raises(SpecvizError, match=r"reads feature layers \(-1,\), this run \(0, 1\)"):
         build_model(TrainConfig(init=str(path), feature_layers="0,1"), small, first.vocab)
 

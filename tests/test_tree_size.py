@@ -8,7 +8,7 @@ from dataclasses import asdict
 
 import pytest
 
-from specviz import load_model, theory, tree_size, verify_cost
+from specviz import adaptive, load_model, theory, tree_size, verify_cost
 from specviz.device import pick_device, pick_dtype
 from specviz.drafters import default_drafter, drafter_name, weights_digest, weights_file
 from specviz.models import EMBEDDED_NAME
@@ -98,6 +98,19 @@ def test_cost_interpolates_between_measured_sizes():
     c = cost([1, 1.2, 1.4, 1.6, 2.0, 3.0, 5.0])
     assert c.at(1) == pytest.approx(0.02) and c.at(3) == pytest.approx(0.02 * 1.3)
     assert c.at(128) == pytest.approx(0.02 * 10)
+
+
+def test_a_wider_pass_measured_cheaper_is_pooled_with_its_neighbour():
+    """The curve measured on a busy machine (one token 61.6 ms, four 54.8 ms): the closest non-decreasing
+    curve, so a 3-token draft no longer looks free, and no sizer drafts on text nobody guesses."""
+    measured = [0.0616, 0.0719, 0.0548, 0.0705, 0.0836, 0.1276, 0.2283]
+    c = VerifyCost("m", "cpu", "float32", 1, list(verify_cost.SIZES), measured)
+    assert c.seconds == pytest.approx([0.0616, 0.06335, 0.06335, 0.0705, 0.0836, 0.1276, 0.2283])
+    assert all(a <= b for a, b in zip(c.seconds, c.seconds[1:])) and c.at(4) > c.at(1)
+    assert verify_cost.monotone([3.0, 2.0, 1.0]) == pytest.approx([2.0] * 3)
+    assert verify_cost.monotone([1.0, 2.0, 4.0]) == [1.0, 2.0, 4.0]
+    hopeless = adaptive.start(flat([0.05] * 8), c, adaptive.Space(depth=8, branches=1, nodes=64))
+    assert adaptive.choose(hopeless, 64).gamma == 0   # with the dip, a 3-token chain looked 7% faster
 
 
 def test_acceptance_counts_the_rank_of_the_targets_token_among_the_drafters(monkeypatch):

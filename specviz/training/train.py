@@ -44,13 +44,13 @@ from specviz.training.ttt import unrolled
 
 
 def build_model(cfg: TrainConfig, target: LoadedModel, vocab: torch.Tensor) -> torch.nn.Module:
-    if cfg.kind == "eagle" and cfg.init:   # a warm start: a trained head goes on learning, over its own vocabulary
+    if cfg.kind == "eagle" and cfg.init:   # a warm start: a trained head goes on learning, over `vocab` (`widened`)
         state, config = load_weights(Path(cfg.init), "eagle", target)
         layers = tuple(config.get("feature_layers", (-1,)))
         if layers != cfg.layers:
             raise SpecvizError(f"{cfg.init} reads feature layers {layers}, this run {cfg.layers}")
-        head = EagleHead.from_target(target, state["vocab"], feature_layers=layers)
-        head.load_state_dict(state)
+        head = EagleHead.from_target(target, vocab, feature_layers=layers)
+        head.load_state_dict(state | {"vocab": vocab})
         return head
     if cfg.kind == "eagle":
         return EagleHead.from_target(target, vocab, feature_layers=cfg.layers)
@@ -127,6 +127,16 @@ def learning_rate(cfg: TrainConfig, step: int) -> float:
     return cfg.lr * (0.1 + 0.45 * (1 + math.cos(math.pi * progress)))
 
 
+def widened(vocab: torch.Tensor, data_vocab: torch.Tensor) -> torch.Tensor:
+    """A warm-started head's draft vocabulary: its own, joined by the data's most used tokens (`data_vocab`,
+    `--draft-vocab` of them) when those are more; sorted. The head's trained layers predict a feature, and
+    its vocabulary only picks the target's frozen LM-head rows that score it, so rows can be added to a
+    trained head: a token outside the vocabulary can never be drafted."""
+    if len(data_vocab) <= len(vocab):
+        return vocab
+    return torch.cat([vocab, data_vocab]).unique(sorted=True)
+
+
 POOL = 32   # batches whose sequences are sorted by length together (a bucket's range of lengths)
 
 
@@ -182,10 +192,11 @@ def train(cfg: TrainConfig, target: LoadedModel, train_samples: list[Sample] | P
         raise SpecvizError(f"checkpoint {checkpoint} is for a {saved['kind']!r} drafter, not {cfg.kind!r}")
     if saved is not None and "vocab" in saved["model"]:   # a corpus grown since keeps the head's vocabulary
         vocab = saved["model"]["vocab"].cpu()
-    elif cfg.kind == "eagle" and cfg.init:                 # so does a warm start
-        vocab = load_weights(Path(cfg.init), "eagle", target)[0]["vocab"].cpu()
-    elif vocab is None:
-        vocab = draft_vocabulary(train_samples, cfg.draft_vocab, target.vocab_size)
+    else:
+        if vocab is None:
+            vocab = draft_vocabulary(train_samples, cfg.draft_vocab, target.vocab_size)
+        if cfg.kind == "eagle" and cfg.init:               # a warm start keeps its vocabulary, maybe widened
+            vocab = widened(load_weights(Path(cfg.init), "eagle", target)[0]["vocab"].cpu(), vocab)
     index = index_map(vocab, target.vocab_size)
     model = build_model(cfg, target, vocab).float().train()
     optimizer = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=cfg.lr,
