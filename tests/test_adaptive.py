@@ -110,6 +110,22 @@ def test_each_situation_learns_its_own_table():
     assert adaptive.estimates(state, "new").rank == flat(0.5).rank   # a situation not met yet: the prior
 
 
+def test_a_draft_must_be_predicted_clearly_faster_than_the_target_alone():
+    """Where a one-token chain is predicted less than MARGIN faster than the target alone, the policy does
+    not draft (the time model leaves out work a draft brings along); every draft it does choose clears it."""
+    marginal = []
+    for alpha in [i / 200 for i in range(1, 120)]:
+        state = adaptive.start(flat(alpha), ONE_THREAD, CHAINS)
+        acc = adaptive.estimates(state)
+        one, alone = tree_size.predict(acc, ONE_THREAD, 1, 1, 1), tree_size.predict(acc, ONE_THREAD, 0, 1, 0)
+        gain = one.tokens_per_s / alone.tokens_per_s
+        choice = adaptive.choose(state, 64)
+        assert choice.gamma == 0 or choice.gain >= 1 + adaptive.MARGIN
+        if 1 < gain < 1 + adaptive.MARGIN:
+            marginal.append(choice.gamma)
+    assert marginal and set(marginal) == {0}
+
+
 def test_an_idle_policy_searches_the_shapes_once_until_its_estimates_move(monkeypatch):
     """Not drafting teaches nothing, so the search over every tree (about a millisecond) is not redone each
     iteration; a drafted iteration moves the estimates and the next choice searches again."""
