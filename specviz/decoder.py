@@ -60,7 +60,8 @@ class Run:
                 raise SpecvizError("an adaptive run starts from the pair's sizing: prepare its settings with "
                                    "specviz.sizing.prepare")
             self.policy = adaptive.start(sizing.acceptance, sizing.cost, adaptive.Space(
-                settings.gamma, settings.branches, settings.nodes or max(tree_size.BUDGETS)))
+                settings.gamma, settings.branches, settings.nodes or max(tree_size.BUDGETS),
+                drafter.chain_situations))
         self.target = target
         self.drafter = drafter
         self.settings = settings
@@ -117,12 +118,12 @@ class Run:
         budget = s.max_new_tokens - len(generated)
         # At most budget - 1 drafts: were they all accepted, the bonus would take the last place, so a
         # draft there could add no token, only a drafter step (so at budget 1 the target steps alone).
-        # An adaptive run's shape is chosen from the iterations finished before this one only. A chain it
-        # chooses is drafted as a fixed one is, with no node budget: a mixed drafter's copy then joins the
-        # head's chain instead of taking its places.
+        # An adaptive run's shape is chosen from the iterations finished before this one only, and drafted
+        # within the nodes it was timed for: a chain of γ is γ nodes, so a mixed drafter's copy takes the
+        # chain's places (the head fills what the copy leaves) instead of adding the head's chain beside it.
         choice = adaptive.choose(self.policy, budget, self.drafter.situation(generated)) \
             if self.policy is not None else None
-        gamma, branches, nodes = (choice.gamma, choice.branches, choice.nodes if choice.branches > 1 else 0) \
+        gamma, branches, nodes = (choice.gamma, choice.branches, choice.nodes) \
             if choice is not None else (min(s.gamma, budget - 1), s.branches, s.nodes)
         t0 = self.clock.now()
         if self.drafter is None or gamma == 0 or (s.first_target and index == 0):

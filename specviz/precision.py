@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import torch
 
 from specviz.device import native_bf16, pick_dtype
-from specviz.verify_cost import Setup, VerifyCost
+from specviz.verify_cost import KEY, Setup, VerifyCost
 
 
 def name(dtype: torch.dtype) -> str:
@@ -54,7 +54,7 @@ def measured_gain(model: str, device: str, threads: int) -> Gain | None:
     first sized run in its dtype); None until both exist."""
     curves = []
     for dtype in (torch.float32, torch.bfloat16):
-        path = Setup(model, device, str(dtype), threads).path("verify-cost")
+        path = Setup(model, device, str(dtype), threads).path(KEY)
         if not path.is_file():
             return None
         curves.append(VerifyCost(**json.loads(path.read_text())))

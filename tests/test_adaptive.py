@@ -49,6 +49,16 @@ def test_trees_only_where_the_space_allows_them():
     assert adaptive.choose(adaptive.start(acc, flat_curve, CHAINS), 64).branches == 1
 
 
+def test_only_chains_where_the_drafter_has_one_continuation_far_likelier_than_the_rest():
+    acc = flat(0.5, ranks=(0.3, 0.1, 0.0))
+    space = adaptive.Space(TREES.depth, TREES.branches, TREES.nodes, chains=frozenset({"match 3"}))
+    state = adaptive.start(acc, cost([1, 1, 1, 1, 1.02, 1.05, 1.1]), space)
+    copying, guessing = adaptive.choose(state, 64, "match 3"), adaptive.choose(state, 64, "match 1")
+    assert (copying.branches, copying.nodes) == (1, copying.gamma) and copying.gamma > 1
+    assert guessing.branches > 1
+    assert NgramDrafter(16, torch.device("cpu")).chain_situations == {"match 2", "match 3"}
+
+
 def test_rejections_stop_the_drafts_and_probes_thin_out():
     """A prior of 0.6 drafts; each rejected first node lowers the estimate until the target steps alone;
     then one-node probes come after 4, 8, 16 undrafted iterations while they fail, and an accepted one

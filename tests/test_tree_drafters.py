@@ -168,12 +168,19 @@ def test_a_tree_grown_one_depth_per_call_matches_one_pass(tiny_llama_dirs):
     assert torch.allclose(grown, one_pass, atol=1e-5)
 
 
-def test_an_adaptive_chain_of_the_mixed_drafter_keeps_the_heads_chain_beside_the_copy(
-        embedded, drafters, references, embedded_sizing, monkeypatch):
-    """A node budget of γ would let a copied continuation take every place of the head's chain."""
-    drafts, prompt = recorded(drafters["lookup+eagle"], monkeypatch), PROMPTS[1]
-    settings = DecodeSettings(gamma=4, temperature=0, max_new_tokens=NEW_TOKENS, adaptive=True)
-    trace = generate(embedded, drafters["lookup+eagle"], prompt, settings, sizing=embedded_sizing)
+@pytest.mark.parametrize("branches", [1, 3], ids=["chains", "trees"])
+def test_an_adaptive_draft_of_the_mixed_drafter_stays_within_the_nodes_it_was_timed_for(
+        embedded, drafters, references, embedded_sizing, monkeypatch, branches):
+    """A chain of γ is γ nodes: the copied continuation takes the chain's places and the head fills what
+    it leaves. (The head's chain beside a copy made the target verify up to 2γ + 1 tokens, priced as
+    γ + 1.) After a match of two or more tokens only chains are drafted, even where trees may be."""
+    drafter = drafters["lookup+eagle"]
+    drafts, prompt = recorded(drafter, monkeypatch), PROMPTS[1]
+    settings = DecodeSettings(gamma=4, branches=branches, nodes=10, temperature=0, max_new_tokens=NEW_TOKENS,
+                              adaptive=True)
+    trace = generate(embedded, drafter, prompt, settings, sizing=embedded_sizing)
     assert trace.generated_ids == references[prompt]
-    chosen = [it.choice.gamma for it in trace.iterations if it.drafted]
-    assert any(len(d.tokens) > gamma for d, gamma in zip(drafts, chosen))
+    chosen = [it.choice for it in trace.iterations if it.drafted]
+    assert len(drafts) == len(chosen) and all(len(d.tokens) <= c.nodes for d, c in zip(drafts, chosen))
+    copying = [c for c in chosen if c.situation in drafter.chain_situations]
+    assert copying and all(c.branches == 1 and c.nodes == c.gamma for c in copying)

@@ -39,14 +39,17 @@ def test_the_best_tree_holds_the_largest_path_products():
     assert tree_size.expected_tokens(acc, 3, 3, 64) > tree_size.expected_tokens(acc, 3, 1, 3)
 
 
+V1_SIZES = [1, 2, 4, 8, 16, 32, 64]   # the sizes curves were measured at before `verify_cost.KEY` v2
+
+
 def cost(relative: list[float]) -> VerifyCost:
-    return VerifyCost("m", "cpu", "float32", 1, list(verify_cost.SIZES), [0.02 * r for r in relative])
+    return VerifyCost("m", "cpu", "float32", 1, V1_SIZES, [0.02 * r for r in relative])
 
 
 def write_sizing(setup: Setup, drafter: str, acc: Acceptance, c: VerifyCost, weights: str = "") -> None:
     """A cached sizing, as `size_for` leaves it, for the target of `setup` and the drafter named `drafter`
     (weights of digest `weights`)."""
-    for what, record in (("verify-cost", c), (tree_size.acceptance_key(drafter, weights), acc)):
+    for what, record in ((verify_cost.KEY, c), (tree_size.acceptance_key(drafter, weights), acc)):
         path = setup.path(what)
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(asdict(record)))
@@ -104,7 +107,7 @@ def test_a_wider_pass_measured_cheaper_is_pooled_with_its_neighbour():
     """The curve measured on a busy machine (one token 61.6 ms, four 54.8 ms): the closest non-decreasing
     curve, so a 3-token draft no longer looks free, and no sizer drafts on text nobody guesses."""
     measured = [0.0616, 0.0719, 0.0548, 0.0705, 0.0836, 0.1276, 0.2283]
-    c = VerifyCost("m", "cpu", "float32", 1, list(verify_cost.SIZES), measured)
+    c = VerifyCost("m", "cpu", "float32", 1, V1_SIZES, measured)
     assert c.seconds == pytest.approx([0.0616, 0.06335, 0.06335, 0.0705, 0.0836, 0.1276, 0.2283])
     assert all(a <= b for a, b in zip(c.seconds, c.seconds[1:])) and c.at(4) > c.at(1)
     assert verify_cost.monotone([3.0, 2.0, 1.0]) == pytest.approx([2.0] * 3)
@@ -193,7 +196,7 @@ def test_thin_deep_rows_keep_their_evidence():
 
 LOOKUP_EAGLE = Acceptance([[0.42, 0.09, 0.03, 0.01], [0.51, 0.16, 0.05, 0.05]] + [[0.45, 0.23, 0.14, 0.0]] * 6,
                           draft_step=0.0057, samples=[103, 43, 22, 10, 5, 3, 1, 1], overhead=0.002)
-ONE_THREAD = VerifyCost("m", "cpu", "float32", 1, list(verify_cost.SIZES),   # the 2026-11-23 bench's, one thread
+ONE_THREAD = VerifyCost("m", "cpu", "float32", 1, V1_SIZES,   # the 2026-11-23 bench's, one thread
                         [0.0665 * r for r in (1, 1.075, 1.284, 1.505, 1.953, 2.908, 4.675)])
 
 

@@ -70,6 +70,10 @@ class Drafter:
         per situation. One situation, "", unless a drafter tells them apart."""
         return ""
 
+    chain_situations: frozenset[str] = frozenset()
+    """Situations in which the drafter has one continuation far likelier than any other (a copy backed by a
+    long match): the adaptive policy drafts only chains there."""
+
     def observe(self, hidden: torch.Tensor) -> None:
         """The target's hidden states [m, len(feature_layers)·d] of the next m committed positions, in
         order; the decoder computes and hands them over only when `reads_features`."""

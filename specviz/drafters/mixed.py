@@ -24,6 +24,7 @@ class MixedDrafter(Drafter):
         self.name = f"{lookup.name} + {head.name}"
         self.lookup, self.head = lookup, head
         self.vocab, self.feature_layers, self.weights = head.vocab, head.feature_layers, head.weights
+        self.chain_situations = lookup.chain_situations
 
     def begin(self, prompt_ids: list[int]) -> None:
         self.lookup.begin(prompt_ids)

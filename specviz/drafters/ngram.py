@@ -26,6 +26,7 @@ class NgramDrafter(Drafter):
         self.max_ngram = max_ngram
         self.min_ngram = min_ngram
         self.prompt: list[int] = []
+        self.chain_situations = frozenset(f"match {n}" for n in range(max(2, min_ngram), max_ngram + 1))
 
     def begin(self, prompt_ids: list[int]) -> None:
         self.prompt = list(prompt_ids)
