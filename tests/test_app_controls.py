@@ -70,6 +70,7 @@ def test_the_embedded_pair_starts_with_the_librarys_drafter_and_measured_gamma(t
     at = AppTest.from_file(APP, default_timeout=120).run()
     assert at.session_state["drafter"] == "ngram" and at.slider(key="gamma").value == 4
     assert "Nothing is measured" in at.slider(key="gamma").help
+    assert at.toggle(key="auto_size").value and at.toggle(key="adaptive").value   # sized, then adapted per iteration
     pairs = at.selectbox(key="pair").options
     at.selectbox(key="pair").set_value(pairs[1]).run()
     assert at.session_state["drafter"] == "model"

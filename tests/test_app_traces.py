@@ -127,7 +127,8 @@ def test_gamma_sweep_and_spec_grid(tiny_pair):
     assert all(it.choice is not None for it in sweep.variants[-1].trace.iterations)   # it chose before each
     names = [t.get("name") for t in json.loads(app.get("plotly_chart")[0].proto.spec)["data"]]
     assert any(str(name).startswith("adaptive, γ ≤ 3") for name in names)
-    assert len(app.get("plotly_chart")) == 1 and len(app.get("vega_lite_chart")) == 1  # sweep, linked view
+    assert [chart.key for chart in app.get("plotly_chart")] == ["sweep_chart", "adaptive_chart"]  # the run adapted
+    assert len(app.get("vega_lite_chart")) == 1   # the linked view
     assert len(app.table) == 1 and "—".encode() in app.table[0].proto.arrow_data.styler.display_values
     threads = sweep.baseline.threads
     assert threads >= 1 and any(c.value.startswith(f"Measured on cpu (float32) with {threads} torch thread") and

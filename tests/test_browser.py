@@ -244,7 +244,8 @@ def test_the_app_times_a_run_as_the_library_does(app_url, embedded):
 
     url, _ = app_url
     with app_page(url, 1600) as page:
-        rerun(page, page.get_by_text("Size the tree for this machine (auto)").click)   # a chain
+        rerun(page, page.get_by_text("Size the tree for this machine (auto)").click)   # a fixed chain:
+        rerun(page, page.get_by_text("Adapt the draft to the text (adaptive)").click)  # both are on by default
         set_slider(page, "γ: tokens drafted", 3)  # γ 4, whatever this machine's measured default
         page.get_by_role("combobox", name="Drafter", exact=True).click()
         rerun(page, page.get_by_role("option", name="eagle", exact=True).click)
@@ -316,7 +317,8 @@ def test_a_real_tree_run_and_the_tree_sizes(app_url):
 
     url, _ = app_url
     with app_page(url, 2400) as page:
-        rerun(page, page.get_by_text("Size the tree for this machine (auto)").click)   # the size set by hand below
+        rerun(page, page.get_by_text("Size the tree for this machine (auto)").click)   # the size set by hand below,
+        rerun(page, page.get_by_text("Adapt the draft to the text (adaptive)").click)  # drafted as set
         set_slider(page, "Max new tokens", 11)
         set_slider(page, "γ: tokens drafted", 3)
         set_slider(page, "Branches", 2)

@@ -34,7 +34,7 @@ MAX_GAMMA = 32         # γ's top: SpecDec's Table 3 drafts blocks of k = 10 …
 
 DEFAULTS = {
     "pair": EMBEDDED_PAIR, "custom_target": "", "custom_drafter": "", "gamma": DecodeSettings.gamma,
-    "branches": 1, "nodes": 0, "auto_size": True, "adaptive": False,
+    "branches": 1, "nodes": 0, "auto_size": True, "adaptive": True,
     "draft_confidence": 0.0, "verify": "sampling", "beta": 3, "tau": 1.0, "temperature": 0.5, "top_k": 0,
     "top_p": 1.0, "seed": 0,
     "max_new_tokens": 48, "target_latency_ms": 0, "remote_target": "", "prompt_choice": next(iter(PROMPTS)),
