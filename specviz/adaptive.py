@@ -33,8 +33,8 @@ a long match is drafted deep while the head's guesses beside a 1-token match sta
 two or more tokens backs the copy (`Drafter.chain_situations`), only chains are searched: the copy is
 the one continuation worth verifying, and each of the head's alternatives beside it widens the target
 pass. Searched as trees, those situations kept the alternatives their estimates, started at the one
-calibrated table, still credited (held-out multi-turn, translation and rewriting, greedy: 1.9×, 2.4×
-and 1.6× the target alone as trees, 2.3×, 3.0× and 1.6× with chains there).
+calibrated table, still credited (held-out prompts, greedy, the target alone's speed as 1: multi-turn
+1.9× as trees there, 2.3× with chains; translation 2.4× and 3.0×; rewriting 1.6× either way).
 
 A draft must be predicted at least `MARGIN` faster than the target alone. The time model counts the
 drafter's steps and the verify pass, not the EAGLE head's catch-up over the positions it did not draft
