@@ -10,13 +10,12 @@ missing).
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 
 import torch
 
 from specviz.device import native_bf16, pick_dtype
-from specviz.verify_cost import KEY, Setup, VerifyCost
+from specviz.verify_cost import Setup, stored
 
 
 def name(dtype: torch.dtype) -> str:
@@ -52,12 +51,9 @@ class Gain:
 def measured_gain(model: str, device: str, threads: int) -> Gain | None:
     """bf16 against fp32 from the verify-cost curves this machine has measured (each is measured by the
     first sized run in its dtype); None until both exist."""
-    curves = []
-    for dtype in (torch.float32, torch.bfloat16):
-        path = Setup(model, device, str(dtype), threads).path(KEY)
-        if not path.is_file():
-            return None
-        curves.append(VerifyCost(**json.loads(path.read_text())))
+    curves = [stored(Setup(model, device, str(dtype), threads)) for dtype in (torch.float32, torch.bfloat16)]
+    if None in curves:
+        return None
     return Gain(threads, curves[0].seconds[0], curves[1].seconds[0])
 
 

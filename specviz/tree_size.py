@@ -41,7 +41,7 @@ from specviz.device import pick_device, pick_dtype
 from specviz.models import EMBEDDED_NAME
 from specviz.settings import DecodeSettings
 from specviz.trace import Trace
-from specviz.verify_cost import KEY, Setup, VerifyCost
+from specviz.verify_cost import Setup, VerifyCost, stored
 
 if TYPE_CHECKING:
     from specviz.drafters.base import Drafter
@@ -177,10 +177,10 @@ def best_chain(setup: Setup, drafter: str, weights: str = "") -> TreeSize | None
     """The chain (branches 1) predicted fastest for the target of `setup` and the drafter named `drafter`
     (weights of digest `weights`), from their cached sizing; None while it has not been measured
     (`sizing.size_for` measures, this only reads)."""
-    paths = setup.path(KEY), setup.path(acceptance_key(drafter, weights))
-    if not all(path.is_file() for path in paths):
+    cost, path = stored(setup), setup.path(acceptance_key(drafter, weights))
+    if cost is None or not path.is_file():
         return None
-    cost, acc = VerifyCost(**json.loads(paths[0].read_text())), Acceptance(**json.loads(paths[1].read_text()))
+    acc = Acceptance(**json.loads(path.read_text()))
     return fastest([predict(acc, cost, g, 1, g) for g in DEPTHS])
 
 

@@ -100,13 +100,18 @@ def measure(target: LoadedModel, sizes: tuple[int, ...] = SIZES, rounds: int = 9
                       torch.get_num_threads(), list(sizes), [statistics.median(times[m][1:]) for m in sizes])
 
 
+def stored(setup: Setup) -> VerifyCost | None:
+    """The curve kept for `setup` (`KEY`), or None while it has not been measured."""
+    path = setup.path(KEY)
+    return VerifyCost(**json.loads(path.read_text())) if path.is_file() else None
+
+
 def cached(target: LoadedModel) -> VerifyCost:
     """The curve for this model, device, dtype and thread count: read from the cache or measured once."""
-    path = cache_path(target, KEY)
-    if path.is_file():
-        return VerifyCost(**json.loads(path.read_text()))
-    cost = measure(target)
-    keep(path, cost)
+    cost = stored(Setup.of(target))
+    if cost is None:
+        cost = measure(target)
+        keep(cache_path(target, KEY), cost)
     return cost
 
 
