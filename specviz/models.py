@@ -27,6 +27,7 @@ from transformers import (
 
 from specviz.device import pick_device, pick_dtype
 from specviz.errors import SpecvizError
+from specviz.grouped_attention import use_grouped_attention
 from specviz.packed_linear import can_pack, pack_linears
 
 EMBEDDED = "embedded"
@@ -139,7 +140,8 @@ def load_model(name: str | None = None, device: str | None = None, dtype: str | 
     """Load a causal LM or a seq2seq model from a hub id or a local directory.
 
     `None` or "embedded" gives the embedded SmolLM2-135M-Instruct. On the CPU its linear layers
-    are packed for oneDNN (`packed_linear`) unless `pack` is False.
+    are packed for oneDNN (`packed_linear`) unless `pack` is False, and a masked pass (a verification)
+    reads each cached key/value head once (`grouped_attention`).
     """
     name = name or EMBEDDED
     path = str(embedded_dir()) if name == EMBEDDED else name
@@ -158,6 +160,7 @@ def load_model(name: str | None = None, device: str | None = None, dtype: str | 
     model.to(dev).eval()
     if pack and can_pack(model):
         pack_linears(model)
+    use_grouped_attention(model)
     eos = model.generation_config.eos_token_id
     if eos is None:
         eos = tokenizer.eos_token_id
