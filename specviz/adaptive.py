@@ -8,12 +8,15 @@ each iteration, among drafting nothing (one plain target step), a chain of γ to
     E = 1 + Σ over the tree's nodes of Π P̂[i][rᵢ]          (tokens per iteration; a chain of acceptance
                                                               α gives Leviathan et al.'s eq. 1,
                                                               (1 − α^(γ+1)) / (1 − α))
-    T = overhead + depth · drafter step + verify(N + 1)      (seconds per iteration)
+    T = overhead + depth · drafter step + verify(N + 1, L)   (seconds per iteration over L cached tokens)
 
 E / T over the target alone's 1 / (overhead + verify(1)) is the measured-cost form of Leviathan
 et al.'s expected walltime improvement (1 − α^(γ+1)) / ((1 − α)(γc + 1)) (theorem 3.8). The
 arithmetic of E and T is `tree_size`'s; the costs (verify-cost curve, drafter step, overhead) are the
-pair's sizing, measured before the run (`specviz.sizing.prepare`); P̂ is estimated here.
+pair's sizing, measured before the run (`specviz.sizing.prepare`); P̂ is estimated here. The verify
+cost is read at the run's context (`VerifyCost.at_context`), re-read every `CONTEXT_STEP` tokens: over
+2 048 cached tokens a target pass costs 1.7× what it costs over 128, and a 16-token pass 1.6× a
+one-token one (1.46× over 128).
 
 Acceptance estimates: P̂[d][r] is the chance that, at depth d of a path accepted so far, the target's
 token is the drafter's rank-r child, hits over tries. Each cell starts at the sizing's calibrated
@@ -69,6 +72,7 @@ MEMORY = 0.9           # each new try of a cell keeps this share of its earlier 
 FIRST_PROBE_GAP = 4    # undrafted iterations before the first one-node probe
 MAX_PROBE_GAP = 64
 MARGIN = 0.03          # a draft must be predicted this much faster than the target alone
+CONTEXT_STEP = 128     # the verify cost is re-read at the context rounded down to a multiple of this
 
 
 @dataclass(frozen=True)
@@ -102,6 +106,7 @@ class State:
     best: dict[tuple[str, int], TreeSize | None] = field(default_factory=dict)   # (situation, depth): fastest draft
     seen: int = 0
     idle: int = 0                       # iterations since the last draft
+    context: int = 0                    # the context (rounded, `CONTEXT_STEP`) the searches in `best` priced
     probe_gap: int = FIRST_PROBE_GAP
 
 
@@ -127,25 +132,29 @@ def estimates(state: State, situation: str = "") -> Acceptance:
     return Acceptance(rank, state.prior.draft_step, state.prior.samples, state.prior.overhead)
 
 
-def choose(state: State, budget: int, situation: str = "") -> Choice:
-    """The shape for an iteration with `budget` tokens left, in the drafter's `situation`: the fastest
-    draft (`tree_size.fastest`) when it beats the target alone by `MARGIN`, else no draft, or a one-node
-    probe once the policy has waited long enough."""
+def choose(state: State, budget: int, situation: str = "", context: int = 0) -> Choice:
+    """The shape for an iteration with `budget` tokens left, in the drafter's `situation`, over `context`
+    committed tokens: the fastest draft (`tree_size.fastest`) when it beats the target alone by `MARGIN`,
+    else no draft, or a one-node probe once the policy has waited long enough."""
+    rounded = context // CONTEXT_STEP * CONTEXT_STEP
+    if rounded != state.context:   # the passes cost more now: every search is priced again
+        state.context, state.best = rounded, {}
+    cost = state.cost.at_context(rounded)
     acc = estimates(state, situation)
-    alone = tree_size.predict(acc, state.cost, 0, 1, 0)
+    alone = tree_size.predict(acc, cost, 0, 1, 0)
     alpha = acc.rank[0][0]
     depth = min(state.space.depth, budget - 1)   # the bonus takes the last place (see `Run._step`)
     space = state.space
     branches = 1 if situation in space.chains else space.branches
     if (situation, depth) not in state.best:   # searched again only once the situation's table has moved
-        drafts = tree_size.candidates(acc, state.cost, depth, branches, space.nodes) if depth > 0 else []
+        drafts = tree_size.candidates(acc, cost, depth, branches, space.nodes) if depth > 0 else []
         state.best[situation, depth] = tree_size.fastest(drafts) if drafts else None
     best = state.best[situation, depth]
     if best is not None and best.tokens_per_s > alone.tokens_per_s * (1 + MARGIN):
         return Choice(best.gamma, best.branches, best.nodes, best.expected_tokens,
                       best.tokens_per_s / alone.tokens_per_s, alpha, situation=situation)
     if depth > 0 and state.idle >= state.probe_gap:
-        probe = tree_size.predict(acc, state.cost, 1, 1, 1)
+        probe = tree_size.predict(acc, cost, 1, 1, 1)
         return Choice(1, 1, 1, probe.expected_tokens, probe.tokens_per_s / alone.tokens_per_s, alpha, probe=True,
                       situation=situation)
     return Choice(0, 1, 0, 1.0, 1.0, alpha, situation=situation)

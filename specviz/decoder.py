@@ -121,7 +121,7 @@ class Run:
         # An adaptive run's shape is chosen from the iterations finished before this one only, and drafted
         # within the nodes it was timed for: a chain of γ is γ nodes, so a mixed drafter's copy takes the
         # chain's places (the head fills what the copy leaves) instead of adding the head's chain beside it.
-        choice = adaptive.choose(self.policy, budget, self.drafter.situation(generated)) \
+        choice = adaptive.choose(self.policy, budget, self.drafter.situation(generated), len(seq)) \
             if self.policy is not None else None
         gamma, branches, nodes = (choice.gamma, choice.branches, choice.nodes) \
             if choice is not None else (min(s.gamma, budget - 1), s.branches, s.nodes)

@@ -6,7 +6,7 @@ Speculative decoding buys tokens with wider target passes. On a GPU a pass over 
 costs about what one token costs (the weights are read once either way), so large trees pay; on
 a CPU the pass grows with m soon, so the best tree is small (Sequoia, Chen et al. 2024, sizes its
 trees by exactly this curve). The curve is measured once per model, device, dtype and thread
-count, on a cached 128-token context, with a tree mask like the one verification uses, and kept
+count, on a cached context, with a tree mask like the one verification uses, and kept
 as JSON beside the converted weights (`KEY`).
 
 On one CPU thread the pass is bound by reading the weights, not by arithmetic, so its cost is flat up
@@ -14,6 +14,14 @@ to a knee and then climbs: 49 ms for 1 to 6 new tokens here, 57 ms for 8, 74 ms 
 measured are dense below 8, where a chain's or a small tree's width falls, so the knee is measured
 rather than drawn as a straight line from 4 to 8 tokens (that line priced a 9-token pass 4% above
 one token, where it costs 15% more).
+
+Each new token also attends to every cached one, so every pass costs more over a long context: one
+thread, the embedded target took 50, 57 and 73 ms for 1, 8 and 16 new tokens over 128 cached tokens;
+66, 78 and 101 ms over 1 024; 84, 101 and 135 ms over 2 048. The curve is therefore measured at two
+contexts, `CONTEXT` and `LONG_CONTEXT`, interleaved, and `at_context` moves each size's cost linearly
+between them and beyond (attention's work grows linearly with the context; the line through 128 and
+1 024 priced those passes at 2 048 within 3%). An adaptive run over a long prompt then prices its
+drafts at the passes it pays, against a drafter step that does not grow as fast.
 """
 
 from __future__ import annotations
@@ -22,7 +30,7 @@ import json
 import os
 import re
 import statistics
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 import torch
@@ -32,8 +40,9 @@ from specviz.kv_cache import CachedLM
 from specviz.models import LoadedModel, cache_dir
 
 SIZES = (1, 2, 3, 4, 5, 6, 8, 12, 16, 24, 32, 48, 64)
-KEY = "verify-cost-v2"   # v2: the sizes above (v1 measured 1, 2, 4, 8, 16, 32, 64)
+KEY = "verify-cost-v3"   # v3: a second curve at LONG_CONTEXT; v2: the sizes above; v1: 1, 2, 4, ... 64
 CONTEXT = 128
+LONG_CONTEXT = 1024
 
 
 @dataclass
@@ -44,9 +53,22 @@ class VerifyCost:
     threads: int
     sizes: list[int]
     seconds: list[float]        # median seconds of one pass over m new tokens, made non-decreasing (`monotone`)
+    context: int = CONTEXT      # the cached tokens each pass attended to
+    longer: VerifyCost | None = None   # the same sizes measured over a longer context
 
     def __post_init__(self):
         self.seconds = monotone(self.seconds)
+        if isinstance(self.longer, dict):   # read back from JSON
+            self.longer = VerifyCost(**self.longer)
+
+    def at_context(self, context: int) -> VerifyCost:
+        """The curve over `context` cached tokens: each size's cost moved linearly from this curve's
+        context towards (and past) the longer curve's. Contexts shorter than this curve's keep it."""
+        if self.longer is None or context <= self.context:
+            return self
+        w = (context - self.context) / (self.longer.context - self.context)
+        seconds = [t + w * (self.longer.at(m) - t) for m, t in zip(self.sizes, self.seconds)]
+        return replace(self, seconds=seconds, context=context, longer=None)
 
     @property
     def relative(self) -> list[float]:
@@ -79,25 +101,37 @@ def monotone(seconds: list[float]) -> list[float]:
     return [mean for mean, count in blocks for _ in range(int(count))]
 
 
-def measure(target: LoadedModel, sizes: tuple[int, ...] = SIZES, rounds: int = 9) -> VerifyCost:
-    """Median time of one pass over each size, the sizes interleaved round by round in a fresh order each
-    round: a pass right after the widest one runs slower (its caches are cold), and in a fixed order that
-    would always be the one-token pass, the curve's unit."""
-    lm, clock = CachedLM(target), Clock(target.device)
+def measure(target: LoadedModel, sizes: tuple[int, ...] = SIZES, rounds: int = 9,
+            contexts: tuple[int, ...] = (CONTEXT, LONG_CONTEXT)) -> VerifyCost:
+    """Median time of one pass over each size at each context, the (size, context) pairs interleaved round
+    by round in a fresh order each round: a pass right after the widest one runs slower (its caches are
+    cold), and in a fixed order that would always be the one-token pass, the curve's unit. The curve at
+    the first context, holding those at the others as `longer`."""
+    clock = Clock(target.device)
     generator = torch.Generator().manual_seed(0)
     vocab = target.vocab_size
-    context = torch.randint(0, vocab, (CONTEXT,), generator=generator).tolist()
-    lm.start(context)
-    lm.logits(context)
-    times: dict[int, list[float]] = {m: [] for m in sizes}
+    models, prefixes = [], []
+    for length in contexts:
+        lm, prefix = CachedLM(target), torch.randint(0, vocab, (length,), generator=generator).tolist()
+        lm.start(prefix)
+        lm.logits(prefix)
+        models.append(lm)
+        prefixes.append(prefix)
+    pairs = [(c, m) for c in range(len(contexts)) for m in sizes]
+    times: dict[tuple[int, int], list[float]] = {pair: [] for pair in pairs}
     for _ in range(rounds + 1):                      # the first round warms up and is dropped
-        for m in [sizes[i] for i in torch.randperm(len(sizes), generator=generator).tolist()]:
+        for c, m in [pairs[i] for i in torch.randperm(len(pairs), generator=generator).tolist()]:
             new = torch.randint(0, vocab, (m,), generator=generator).tolist()
             start = clock.now()
-            lm.logits(context + new, last=m, parents=[-1] * m if m > 1 else None)   # the cache keeps the context
-            times[m].append(clock.now() - start)
-    return VerifyCost(target.name, str(target.device), str(target.dtype).removeprefix("torch."),
-                      torch.get_num_threads(), list(sizes), [statistics.median(times[m][1:]) for m in sizes])
+            # the cache keeps the context: each pass feeds only the m new tokens
+            models[c].logits(prefixes[c] + new, last=m, parents=[-1] * m if m > 1 else None)
+            times[c, m].append(clock.now() - start)
+    cost = None
+    for c in reversed(range(len(contexts))):
+        cost = VerifyCost(target.name, str(target.device), str(target.dtype).removeprefix("torch."),
+                          torch.get_num_threads(), list(sizes), [statistics.median(times[c, m][1:]) for m in sizes],
+                          contexts[c], cost)
+    return cost
 
 
 def stored(setup: Setup) -> VerifyCost | None:

@@ -59,6 +59,18 @@ def test_only_chains_where_the_drafter_has_one_continuation_far_likelier_than_th
     assert NgramDrafter(16, torch.device("cpu")).chain_situations == {"match 2", "match 3"}
 
 
+def test_the_policy_prices_its_drafts_at_the_context_of_the_run():
+    """Wide passes flat over a short context, steep over a long one: a deep chain early in the run, a short
+    one once the context has grown."""
+    steep = cost([1, 1.3, 1.8, 2.6, 4.0, 7.0, 12.0])
+    c = replace(cost([1, 1, 1, 1, 1.02, 1.05, 1.1]), longer=replace(steep, context=1024))
+    state = adaptive.start(flat(0.7), c, CHAINS)
+    early, late = adaptive.choose(state, 64, context=100), adaptive.choose(state, 64, context=1100)
+    assert early.gamma >= 4 and 0 < late.gamma < early.gamma - 1
+    assert state.context == 1024
+    assert adaptive.choose(state, 64, context=100) == early
+
+
 def test_rejections_stop_the_drafts_and_probes_thin_out():
     """A prior of 0.6 drafts; each rejected first node lowers the estimate until the target steps alone;
     then one-node probes come after 4, 8, 16 undrafted iterations while they fail, and an accepted one

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import asdict
+from dataclasses import asdict, replace
 
 import pytest
 
@@ -103,6 +103,20 @@ def test_cost_interpolates_between_measured_sizes():
     assert c.at(128) == pytest.approx(0.02 * 10)
 
 
+def test_the_cost_over_a_longer_context_is_read_on_the_line_through_the_two_measured():
+    """Measured over 128 and 1 024 cached tokens: each size's cost moves linearly with the context, on past
+    the longer one; shorter contexts keep the first curve."""
+    long = VerifyCost("m", "cpu", "float32", 1, V1_SIZES, [0.03, 0.03, 0.04, 0.05, 0.06, 0.08, 0.12], context=1024)
+    c = replace(cost([1, 1, 1.5, 2, 2.5, 3, 4]), longer=long)
+    assert c.at_context(64) is c and c.at_context(128).seconds == c.seconds
+    mid = c.at_context(576)
+    assert mid.context == 576 and mid.longer is None
+    assert mid.at(1) == pytest.approx(0.025) and mid.at(8) == pytest.approx(0.045)
+    assert c.at_context(1920).at(1) == pytest.approx(0.04) and c.at_context(1920).at(64) == pytest.approx(0.16)
+    assert VerifyCost(**json.loads(json.dumps(asdict(c)))) == c   # kept as JSON with its longer curve
+    assert cost([1] * 7).at_context(4096) == cost([1] * 7)       # a curve measured at one context: no change
+
+
 def test_a_wider_pass_measured_cheaper_is_pooled_with_its_neighbour():
     """The curve measured on a busy machine (one token 61.6 ms, four 54.8 ms): the closest non-decreasing
     curve, so a 3-token draft no longer looks free, and no sizer drafts on text nobody guesses."""
@@ -139,6 +153,8 @@ def test_the_cost_curve_is_measured_once_and_cached(tiny_llama_dirs, tmp_path, m
     first = verify_cost.cached(target)
     assert first.sizes == list(verify_cost.SIZES) and all(s > 0 for s in first.seconds)
     assert first.relative[0] == 1.0
+    assert (first.context, first.longer.context) == (verify_cost.CONTEXT, verify_cost.LONG_CONTEXT)
+    assert first.longer.sizes == first.sizes and first.longer.longer is None
     assert verify_cost.cached(target) == first          # read back, not measured again
     assert len(list((tmp_path / "sizing").glob("*.json"))) == 1
 
