@@ -9,7 +9,10 @@ trained; the embedding and LM head are the target's, shared rather than copied.
 
 While drafting, the committed positions use the true features the target computed when it
 verified them (handed over through `observe`), and each further draft step feeds the head its
-own prediction f̂, because the feature of a token the target has not seen yet is unknown.
+own prediction f̂, because the feature of a token the target has not seen yet is unknown. The
+head's own attention starts at most `WINDOW` positions before the first draft, as in training
+(`specviz.training.prefill` cuts long records to their last `WINDOW` positions): over a
+1 892-token prompt that halves the head's catch-up before its first draft (0.3 s on one thread).
 The LM head is restricted to a draft vocabulary (see `layers.spread`).
 
 EAGLE-3 (Li et al. 2025, "EAGLE-3: Scaling up Inference Acceleration of Large Language Models via
@@ -35,6 +38,7 @@ from specviz.models import LoadedModel
 from specviz.warpers import Warper
 
 KIND = "eagle"
+WINDOW = 1024   # the longest context the head attends to when it starts, the training window
 DEFAULT_WEIGHTS = DRAFTERS_DIR / "eagle-smollm2-135m.safetensors"
 
 
@@ -109,10 +113,11 @@ class EagleDrafter(Drafter):
         self.prompt: list[int] = []
         self.features: list[torch.Tensor] = []
         self.cache: KV | None = None
-        self.cached = 0  # head positions in `cache` fed with true target features
+        self.cached = 0  # committed positions up to which `cache` holds true target features
+        self.start = 0   # the first committed position in `cache` (`WINDOW`); head positions count from it
 
     def begin(self, prompt_ids: list[int]) -> None:
-        self.prompt, self.features, self.cache, self.cached = list(prompt_ids), [], None, 0
+        self.prompt, self.features, self.cache, self.cached, self.start = list(prompt_ids), [], None, 0, 0
 
     def observe(self, hidden: torch.Tensor) -> None:
         """The target's states [m, k·d] at `feature_layers` of the next m committed positions, in
@@ -134,9 +139,11 @@ class EagleDrafter(Drafter):
         if known != len(seq) - 1:
             raise SpecvizError(f"the EAGLE head needs the target's features of all {len(seq) - 1} committed "
                                f"positions but has {known}: run it through the decoder, which hands them over")
-        if self.cache is not None:
-            self.cache = crop(self.cache, self.cached)  # drop the last draft's nodes
-        new = torch.arange(self.cached, known, device=self.device)
+        if self.cache is None:   # the first draft: the head reads the last WINDOW positions at most
+            self.start = self.cached = max(0, known - WINDOW)
+        else:
+            self.cache = crop(self.cache, self.cached - self.start)  # drop the last draft's nodes
+        new = torch.arange(self.cached - self.start, known - self.start, device=self.device)
         tokens = torch.tensor(seq[self.cached + 1: known + 1], device=self.device)
         predicted, self.cache = self.head(feats[self.cached:known][None], tokens[None], new, self.cache)
         self.cached = known
@@ -146,7 +153,7 @@ class EagleDrafter(Drafter):
             """Feed each new node x̃ with its parent's predicted feature f̂: the target has not seen x̃ yet."""
             m = len(tokens)
             parent = torch.cat([features[i + 1] for i in parents[-m:]])
-            at, mask = frontier(parents, known, m, self.device)
+            at, mask = frontier(parents, known - self.start, m, self.device)
             out, self.cache = self.head(parent[None], tokens[None], at, self.cache, mask)
             features.extend(out[0].split(1))
             return self.logits(out[0])
