@@ -147,6 +147,21 @@ def test_bench_command_on_tiny_pair(tiny_llama_dirs, tmp_path, monkeypatch):
     assert "app model γ=2 vs engine model γ=2 rec on, verify time per iteration (all prompts)" in text
 
 
+def test_an_adaptive_bench_needs_no_fixed_chains(tiny_llama_dirs, tmp_path, monkeypatch):
+    monkeypatch.setenv("SPECVIZ_CACHE", str(tmp_path / "cache"))
+    prompts = tmp_path / "prompts.json"
+    prompts.write_text(json.dumps({"prompts": [{"id": p.id, "category": p.category, "text": p.text}
+                                               for p in PROMPTS]}))
+    out, md = tmp_path / "bench.json", tmp_path / "BENCH.md"
+    assert main(["bench", "--target", str(tiny_llama_dirs[0]), "--drafters", "ngram", "--gammas", "", "--adaptive",
+                 "--trees", "", "--no-hf", "--max-new-tokens", "5", "--repeats", "1", "--warmup", "0",
+                 "--threads", "1", "--prompts", str(prompts), "--out", str(out), "--markdown", str(md)]) == 0
+    data = json.loads(out.read_text())
+    assert [m["name"] for m in data["methods"]] == [BASELINE, "engine ngram adaptive chains ≤8 rec off",
+                                                     "engine ngram adaptive trees ≤8 rec off"]
+    assert data["settings"]["gammas"] == [] and all(r["matches"] for r in data["runs"])
+
+
 def test_prompt_set_loads_with_categories():
     prompts = load_prompts()
     assert {p.category for p in prompts} == {"chat", "code", "copy"} and len({p.id for p in prompts}) == len(prompts)

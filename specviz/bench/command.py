@@ -51,7 +51,8 @@ def add_bench_arguments(parser: argparse.ArgumentParser) -> None:
                         help="draft LM for the 'model' drafter (default: the target's first --drafter-layers layers)")
     parser.add_argument("--drafter-layers", type=int, default=4,
                         help="layers of the target kept in the default draft LM (default 4)")
-    parser.add_argument("--gammas", default="4", help="comma-separated draft lengths (default 4)")
+    parser.add_argument("--gammas", default="4",
+                        help="comma-separated draft lengths (default 4); empty: no fixed chains, e.g. with --adaptive")
     parser.add_argument("--draft-confidences", default="0",
                         help="comma-separated confidence stops, each timed as its own rows: a draft ends before a "
                              "position whose most likely token has probability below it (default 0: off)")
@@ -94,7 +95,7 @@ def run_bench(args: argparse.Namespace) -> None:
     if args.repeats < 1 or args.warmup < 0 or args.threads < 1:
         raise SpecvizError("--repeats and --threads must be >= 1, --warmup >= 0")
     torch.set_num_threads(args.threads)
-    gammas = [int(g) for g in args.gammas.split(",")]
+    gammas = [int(g) for g in args.gammas.split(",") if g.strip()]
     confidences = [float(c) for c in args.draft_confidences.split(",")]
     trees = [t.strip() for t in args.trees.split(",") if t.strip()]
     kinds = [k for k in args.drafters.split(",") if k] if args.drafters else _default_kinds()
