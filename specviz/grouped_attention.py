@@ -29,9 +29,12 @@ NAME = "specviz_grouped_sdpa"
 def grouped_sdpa(module: torch.nn.Module, query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
                  attention_mask: torch.Tensor | None, dropout: float = 0.0, scaling: float | None = None,
                  is_causal: bool | None = None, **kwargs) -> tuple[torch.Tensor, None]:
-    """transformers' SDPA attention, except that a masked pass lets torch group the query heads over
-    the key/value heads instead of copying the cache per query head. Output [batch, new, heads, dim]."""
-    if attention_mask is None or getattr(module, "num_key_value_groups", 1) == 1:
+    """transformers' SDPA attention, except that a masked pass over several new tokens lets torch group
+    the query heads over the key/value heads instead of copying the cache per query head. One new token
+    stays with transformers, which folds a group's query heads into one key/value head's queries: under
+    a mask (a batch's padding) that measured about 6× faster than torch's grouping (bf16, 16 rows).
+    Output [batch, new, heads, dim]."""
+    if attention_mask is None or query.shape[2] == 1 or getattr(module, "num_key_value_groups", 1) == 1:
         return sdpa_attention_forward(module, query, key, value, attention_mask, dropout, scaling, is_causal, **kwargs)
     out = F.scaled_dot_product_attention(query, key, value, attn_mask=attention_mask, dropout_p=dropout,
                                          scale=scaling, enable_gqa=True)

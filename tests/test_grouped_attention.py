@@ -7,6 +7,7 @@ import torch
 from transformers.integrations import sdpa_attention
 
 from specviz import load_model
+from specviz.corpus.answer import Ask, answer
 from specviz.grouped_attention import NAME
 from specviz.kv_cache import CachedLM
 
@@ -47,3 +48,11 @@ def test_verification_logits_match_transformers_sdpa(pair, parents, monkeypatch)
     plain_copies = copies[len(grouped_copies) + 1:-1]
     assert grouped_copies == [], "the grouped path copied the cached keys and values per query head"
     assert len(plain_copies) == 2 * pair[1].model.config.num_hidden_layers   # keys and values, each layer
+
+
+def test_padded_batches_answer_as_with_transformers_sdpa(pair):
+    """The corpus answers prompts of several lengths in one padded batch: a mask on every step, one new
+    token per row after the prefill (a step transformers' own path serves)."""
+    asks = [Ask(PROMPT[:n], temperature, seed) for n, temperature, seed in ((5, 0.0, 0), (12, 0.9, 1), (8, 0.7, 2))]
+    grouped, plain = (answer(loaded, asks, 10) for loaded in pair)
+    assert grouped == plain and all(grouped)
