@@ -6,7 +6,7 @@ mask, which every verification pass has (γ drafts are causal among themselves, 
 tree mask), it first copies every cached key and value once per query head of its group
 (`repeat_kv`): a copy as long as the context, in every layer, at every pass. Measured on the
 embedded target at one thread with 1 900 tokens of context: verifying 4 tokens took 97 ms against
-68 ms for one token, 30 ms of it in that copy; with torch grouping the heads under the mask, 69 ms.
+64–68 ms for one token, 30 ms of it in that copy; with torch grouping the heads under the mask, 66 ms.
 At 100 tokens of context the copy is small, which is why the verify-cost curve measured there did
 not show it.
 
