@@ -108,6 +108,10 @@ class State:
     idle: int = 0                       # iterations since the last draft
     context: int = 0                    # the context (rounded, `CONTEXT_STEP`) the searches in `best` priced
     probe_gap: int = FIRST_PROBE_GAP
+    priced: VerifyCost = field(init=False)   # `cost` at `context`, read again only when `context` moves
+
+    def __post_init__(self):
+        self.priced = self.cost.at_context(self.context)
 
 
 def start(prior: Acceptance, cost: VerifyCost, space: Space) -> State:
@@ -138,8 +142,8 @@ def choose(state: State, budget: int, situation: str = "", context: int = 0) -> 
     else no draft, or a one-node probe once the policy has waited long enough."""
     rounded = context // CONTEXT_STEP * CONTEXT_STEP
     if rounded != state.context:   # the passes cost more now: every search is priced again
-        state.context, state.best = rounded, {}
-    cost = state.cost.at_context(rounded)
+        state.context, state.priced, state.best = rounded, state.cost.at_context(rounded), {}
+    cost = state.priced
     acc = estimates(state, situation)
     alone = tree_size.predict(acc, cost, 0, 1, 0)
     alpha = acc.rank[0][0]

@@ -45,14 +45,11 @@ AttentionInterface.register(NAME, grouped_sdpa)
 AttentionMaskInterface.register(NAME, sdpa_mask)
 
 
-def use_grouped_attention(model: torch.nn.Module) -> bool:
-    """Switch a decoder-only CPU model that runs SDPA with grouped key/value heads to `grouped_sdpa`;
-    return whether it was switched."""
+def use_grouped_attention(model: torch.nn.Module) -> None:
+    """Switch a decoder-only CPU model that runs SDPA with grouped key/value heads to `grouped_sdpa`."""
     config = model.config
     heads = getattr(config, "num_attention_heads", None)
     grouped = heads is not None and getattr(config, "num_key_value_heads", heads) < heads
     on_cpu = next(model.parameters()).device.type == "cpu"
-    if not (grouped and on_cpu and not config.is_encoder_decoder and config._attn_implementation == "sdpa"):
-        return False
-    model.set_attn_implementation(NAME)
-    return config._attn_implementation == NAME
+    if grouped and on_cpu and not config.is_encoder_decoder and config._attn_implementation == "sdpa":
+        model.set_attn_implementation(NAME)
