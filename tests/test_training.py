@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 import torch
 from scipy.stats import chisquare
@@ -198,6 +200,34 @@ def test_an_eagle_head_can_go_on_training_from_a_saved_one(small, samples, tmp_p
     assert wide.vocab.tolist() == sorted(wide.vocab.tolist())
     assert torch.equal(wide.shared[-1].weight, small.model.get_output_embeddings().weight[wide.vocab])
     with pytest.raises(SpecvizError, match=r"reads feature layers \(-1,\), this run \(0, 1\)"):
+        build_model(TrainConfig(init=str(path), feature_layers="0,1"), small, first.vocab)
+
+
+def test_a_head_of_the_final_state_grows_into_a_fused_head_that_starts_as_it(small, samples, tmp_path):
+    """EAGLE-3's fused features from a trained first-EAGLE head: the fuse starts as the identity on the final
+    state, so the grown head predicts what the saved one did; training then reads the other layers."""
+    cfg = TrainConfig(steps=2, batch_size=4, eval_every=2, draft_vocab=6)
+    first = train(cfg, small, samples[:2], samples, None, progress=False)
+    path = tmp_path / "eagle.safetensors"
+    save_weights(path, first.state_dict(), "eagle", model_config(cfg, first), small)
+    saved = build_model(TrainConfig(init=str(path)), small, first.vocab)
+    grown = build_model(TrainConfig(init=str(path), feature_layers="0,1,-1"), small, first.vocab)
+    assert grown.residual == (True, True, False)
+    tokens = torch.tensor([[3, 4, 5, 6, 7, 8]])
+    states = small.model(tokens, output_hidden_states=True).hidden_states
+    fused = torch.cat([states[layer] for layer in (0, 1, -1)], dim=-1)[:, :-1]
+    with torch.no_grad():
+        before, _ = saved(saved.feature(states[-1][:, :-1]), tokens[:, 1:], torch.arange(5))
+        after, _ = grown(grown.feature(fused), tokens[:, 1:], torch.arange(5))
+    torch.testing.assert_close(grown.logits(after), saved.logits(before))
+    with torch.no_grad():
+        three = [replace(s, features=torch.cat([h[0, :-1] for h in small.model(
+            s.tokens[None].long(), output_hidden_states=True).hidden_states], dim=-1).half()) for s in samples]
+    trained = train(TrainConfig(steps=3, batch_size=4, eval_every=3, lr=1e-2, warmup=1, init=str(path),
+                                feature_layers="0,1,-1", ttt=True, unroll=2, reg_weight=0.0), small,
+                    three, three[:2], None, progress=False)
+    assert trained.fuse.weight[:, :64].abs().sum() > 0   # the residual-stream layers now count
+    with pytest.raises(SpecvizError, match="a fused run can start only from a head of the final state"):
         build_model(TrainConfig(init=str(path), feature_layers="0,1"), small, first.vocab)
 
 

@@ -47,9 +47,9 @@ def build_model(cfg: TrainConfig, target: LoadedModel, vocab: torch.Tensor) -> t
     if cfg.kind == "eagle" and cfg.init:   # a warm start: a trained head goes on learning, over `vocab` (`widened`)
         state, config = load_weights(Path(cfg.init), "eagle", target)
         layers = tuple(config.get("feature_layers", (-1,)))
+        head = EagleHead.from_target(target, vocab, feature_layers=cfg.layers)
         if layers != cfg.layers:
-            raise SpecvizError(f"{cfg.init} reads feature layers {layers}, this run {cfg.layers}")
-        head = EagleHead.from_target(target, vocab, feature_layers=layers)
+            state = state | {"fuse.weight": grown_fuse(head, layers, cfg.init)}
         head.load_state_dict(state | {"vocab": vocab})
         return head
     if cfg.kind == "eagle":
@@ -66,6 +66,20 @@ def build_model(cfg: TrainConfig, target: LoadedModel, vocab: torch.Tensor) -> t
             assert not unexpected and set(missing) == {"masks", "vocab"}, (missing, unexpected)
         return lm
     return TinyLM.from_target(target, vocab)
+
+
+def grown_fuse(head: EagleHead, layers: tuple[int, ...], init: str) -> torch.Tensor:
+    """The fuse weights with which a fused `head` starts as the single-layer head it grows from, which
+    read the final normed state: the identity on that state, zero on the residual-stream ones, so the
+    first step drafts exactly as the saved head did and training adds what the other layers tell."""
+    if layers != (-1,) or not hasattr(head, "fuse") or all(head.residual):
+        raise SpecvizError(f"{init} reads feature layers {layers}, this run {head.feature_layers}: a fused run "
+                           "can start only from a head of the final state (-1,), with that state among its layers")
+    d = head.config.hidden_size
+    final = head.residual.index(False)
+    fuse = torch.zeros_like(head.fuse.weight)
+    fuse[:, final * d:(final + 1) * d] = torch.eye(d)
+    return fuse
 
 
 def model_config(cfg: TrainConfig, model: torch.nn.Module) -> dict:
