@@ -36,8 +36,10 @@ def add_train_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--init", default=d.init,
                         help="specdrafter: start its layers and norm from this tiny LM weights file (train-drafter "
                              "--kind tiny writes one; default: copies of the target's first layers); eagle: go on "
-                             "training this head (e.g. the shipped one), keeping its feature layers and vocabulary "
-                             "(widened with the data's --draft-vocab most used tokens when that is larger)")
+                             "training this head (e.g. the shipped one), keeping its vocabulary (widened with the "
+                             "data's --draft-vocab most used tokens when that is larger) and its feature layers, or "
+                             "growing a head of the final state into a fused one (--feature-layers 4,15,-1), whose "
+                             "fuse starts as the identity on that state")
     parser.add_argument("--bf16", action="store_true", help="train under bf16 autocast (weights stay fp32)")
     parser.add_argument("--corpus", action="store_true",
                         help="learn from the corpus in assets/corpus (python -m specviz corpus grow), the target's "

@@ -23,8 +23,9 @@ class TrainConfig:
     block: int = 4               # positions drafted in one pass: blockwise heads / Spec-Drafter masks
     cuts: int = 16               # Spec-Drafter: context cuts trained per answer, each followed by the masks
     init: str = ""               # Spec-Drafter: a tiny LM weights file whose layers and norm it starts from;
-                                 # EAGLE: a trained head to go on training (its feature layers and vocabulary,
-                                 # widened with the data's `draft_vocab` most used tokens when that is larger)
+                                 # EAGLE: a trained head to go on training (its vocabulary, widened with the
+                                 # data's `draft_vocab` most used tokens when that is larger; its feature layers,
+                                 # or a fuse grown from the final state, see `train.grown_fuse`)
     draft_vocab: int = 8192      # draft LM head rows (0 = the full vocabulary)
     max_new_tokens: int = 128    # target answer length for the training data
     sampled_answers: int = 0     # further answers per training prompt, sampled from the target at T = 1
