@@ -39,7 +39,7 @@ def first_draft(embedded, drafter, prompt: str, settings: DecodeSettings, gamma:
     if hasattr(drafter, "observe"):
         with torch.no_grad():
             out = embedded.model(torch.tensor([ids]), output_hidden_states=True)
-        drafter.observe(out.hidden_states[-1][0, :-1])
+        drafter.observe(torch.cat([out.hidden_states[layer][0, :-1] for layer in drafter.feature_layers], dim=-1))
     return ids, drafter.propose([], gamma, Warper(settings), torch.Generator().manual_seed(0))
 
 
