@@ -23,7 +23,7 @@ import torch
 from transformers import DynamicCache, EncoderDecoderCache
 
 from specviz.errors import SpecvizError
-from specviz.models import LoadedModel
+from specviz.models import LoadedModel, layer_states
 from specviz.tree import attention_mask, children, common_prefix, depths, is_chain
 
 
@@ -105,7 +105,7 @@ class CachedLM:
             self.network += self.latency
         if hidden:
             states = out.decoder_hidden_states if self.loaded.is_encoder_decoder else out.hidden_states
-            return out.logits[0, -last:], torch.cat([states[layer][0, -hidden:] for layer in layers], dim=-1)
+            return out.logits[0, -last:], layer_states(states, layers)[0, -hidden:]
         return out.logits[0, -last:]
 
     def _keep_path(self, seq: list[int], grown: list[int] | None = None) -> bool:

@@ -169,6 +169,12 @@ def load_model(name: str | None = None, device: str | None = None, dtype: str | 
     return LoadedModel(display, model, tokenizer, dev, torch_dtype, eos_ids)
 
 
+def layer_states(hidden_states: tuple[torch.Tensor, ...], layers: tuple[int, ...]) -> torch.Tensor:
+    """transformers' `hidden_states` [..., T, d] at each of `layers`, side by side [..., T, len(layers)·d]:
+    what an EAGLE head with those feature layers reads (`Drafter.feature_layers`)."""
+    return torch.cat([hidden_states[layer] for layer in layers], dim=-1)
+
+
 def check_same_vocab(target: LoadedModel, drafter: LoadedModel) -> None:
     """Refuse a pair whose tokenizers map text to different ids: their p and q would not compare."""
     t_vocab, d_vocab = target.tokenizer.get_vocab(), drafter.tokenizer.get_vocab()

@@ -18,6 +18,7 @@ from specviz.drafters import PARALLEL_KINDS, STANDALONE_KINDS, TRAINED, build_dr
 from specviz.drafters.eagle import DEFAULT_WEIGHTS as EAGLE_WEIGHTS
 from specviz.drafters.layers import Block, BlockConfig, RotaryTable, apply_rotary, rotary
 from specviz.errors import SpecvizError
+from specviz.models import layer_states
 from specviz.warpers import Warper
 
 PROMPTS = ["Write a Python function that checks if a number is even.", "Give me three tips for better sleep."]
@@ -39,7 +40,7 @@ def first_draft(embedded, drafter, prompt: str, settings: DecodeSettings, gamma:
     if hasattr(drafter, "observe"):
         with torch.no_grad():
             out = embedded.model(torch.tensor([ids]), output_hidden_states=True)
-        drafter.observe(torch.cat([out.hidden_states[layer][0, :-1] for layer in drafter.feature_layers], dim=-1))
+        drafter.observe(layer_states(out.hidden_states, drafter.feature_layers)[0, :-1])
     return ids, drafter.propose([], gamma, Warper(settings), torch.Generator().manual_seed(0))
 
 

@@ -6,6 +6,7 @@ import numpy as np
 import torch
 
 from specviz.corpus.store import Record
+from specviz.models import layer_states
 from specviz.training.prefill import prefill
 
 
@@ -21,7 +22,7 @@ def test_prefill_matches_each_record_alone(small):
         ids = torch.tensor([r.tokens.astype(np.int64)])
         with torch.no_grad():
             out = small.model(ids, output_hidden_states=True)
-        states = torch.cat([out.hidden_states[layer] for layer in layers], dim=-1)[0]
+        states = layer_states(out.hidden_states, layers)[0]
         start = len(r.tokens) - len(sample.tokens)
         assert sample.tokens.tolist() == r.tokens[start:].tolist() and sample.n_answer == r.n_answer
         assert start <= r.n_prompt - 1 and (len(sample.tokens) <= 6 or start == r.n_prompt - 1)

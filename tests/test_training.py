@@ -14,6 +14,7 @@ from specviz.drafters.layers import spread
 from specviz.drafters.tiny import TinyLM
 from specviz.drafters.weights import save_weights
 from specviz.errors import SpecvizError
+from specviz.models import layer_states
 from specviz.training import data
 from specviz.training.batches import draft_vocabulary, index_map
 from specviz.training.config import TrainConfig, run_key
@@ -215,7 +216,7 @@ def test_a_head_of_the_final_state_grows_into_a_fused_head_that_starts_as_it(sma
     assert grown.residual == (True, True, False)
     tokens = torch.tensor([[3, 4, 5, 6, 7, 8]])
     states = small.model(tokens, output_hidden_states=True).hidden_states
-    fused = torch.cat([states[layer] for layer in (0, 1, -1)], dim=-1)[:, :-1]
+    fused = layer_states(states, (0, 1, -1))[:, :-1]
     with torch.no_grad():
         before, _ = saved(saved.feature(states[-1][:, :-1]), tokens[:, 1:], torch.arange(5))
         after, _ = grown(grown.feature(fused), tokens[:, 1:], torch.arange(5))

@@ -12,6 +12,7 @@ from specviz.drafters.base import Draft
 from specviz.drafters.mixed import merge
 from specviz.errors import SpecvizError
 from specviz.kv_cache import CachedLM
+from specviz.models import layer_states
 from specviz.tree import children, is_chain
 from specviz.warpers import Warper
 
@@ -95,7 +96,7 @@ def test_eagle_tree_is_eagle2_dynamic_tree(embedded, drafters):
     drafter.begin(ids)
     with torch.no_grad():
         states = embedded.model(torch.tensor([ids]), output_hidden_states=True).hidden_states
-    drafter.observe(torch.cat([states[layer][0, :-1] for layer in drafter.feature_layers], dim=-1))
+    drafter.observe(layer_states(states, drafter.feature_layers)[0, :-1])
     draft = drafter.propose([], 3, Warper(DecodeSettings(temperature=0)), torch.Generator(), branches=3)
     tree = children(draft.parents)
     assert len(tree[-1]) == 3 and len(draft.tokens) == 3 + 9 + 9 and draft.calls == 3

@@ -12,6 +12,7 @@ from specviz.corpus.store import Record
 from specviz.drafters import load_trained
 from specviz.drafters.eagle import EagleHead
 from specviz.drafters.weights import save_weights
+from specviz.models import layer_states
 from specviz.training.config import TrainConfig
 from specviz.training.prefill import PrefilledRecords
 from specviz.training.train import model_config, train
@@ -36,7 +37,7 @@ def test_unrolled_steps_equal_drafting_chains(small, layers):
     tokens = torch.randint(3, small.vocab_size, (1, length + 1))
     with torch.no_grad():
         states = small.model(tokens, output_hidden_states=True).hidden_states
-        states = torch.cat([states[layer] for layer in layers], dim=-1)[:, :length]
+        states = layer_states(states, layers)[:, :length]
         outputs = unrolled(head, states, tokens[:, 1:], torch.arange(length), steps)
         for step in range(1, steps + 1):
             for s in range(step - 1, length):

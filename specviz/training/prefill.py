@@ -18,7 +18,7 @@ import numpy as np
 import torch
 
 from specviz.corpus.store import Record
-from specviz.models import LoadedModel
+from specviz.models import LoadedModel, layer_states
 from specviz.training.data import Sample
 
 
@@ -34,7 +34,7 @@ def prefill(target: LoadedModel, records: list[Record], layers: tuple[int, ...],
         with torch.autocast(device.type, dtype=torch.bfloat16, enabled=bf16):
             out = model.get_decoder()(input_ids=ids, output_hidden_states=True)
             logits = model.get_output_embeddings()(out.last_hidden_state[0, r.n_prompt - 1: n - 1])
-        states = torch.cat([out.hidden_states[layer][0] for layer in layers], dim=-1)
+        states = layer_states(out.hidden_states, layers)[0]
         start = max(0, min(n - window, r.n_prompt - 1))   # keep every answer position, then what fits
         top = torch.log_softmax(logits.float(), dim=-1).topk(top_k, dim=-1)
         samples.append(Sample(tokens=torch.from_numpy(r.tokens[start:].astype(np.int32)), n_prompt=r.n_prompt - start,
