@@ -15,7 +15,7 @@ from specviz.divergence import NEAR_TIE
 from specviz.verify_cost import SIZES, VerifyCost
 
 
-def test_the_check_reports_both_parts_and_its_promises_hold(tmp_path, two_prompts, kept_threads):
+def test_the_check_reports_both_parts_and_its_promises_hold(tmp_path, two_prompts, kept_threads, capsys):
     assert main(["gpu-check", "--pair", "tiny", "--drafters", "tiny", "--gammas", "1,3", "--max-new-tokens", "8",
                  "--prompts", str(two_prompts), "--pair-tokens", "6", "--pair-repeats", "2", "--threads", "1",
                  "--out", str(tmp_path / "g.json"), "--markdown", str(tmp_path / "g.md")]) == 0
@@ -34,6 +34,9 @@ def test_the_check_reports_both_parts_and_its_promises_hold(tmp_path, two_prompt
     assert all(r["equal"] and r["peak_mb"] > 0 and len(r["rounds"]) == 2 for r in pair["runs"])
     ratios = [r["vs_hf"] for r in pair["runs"] if "vs_hf" in r]   # one per draft and one for the target alone
     assert len(ratios) == 3 and all(0 < v["low"] <= v["median"] <= v["high"] for v in ratios)
+    progress = capsys.readouterr().err   # a row and a round at a time, as they finish
+    assert "[float32 tiny γ=1]" in progress and "[bfloat16 tiny γ=3]" in progress
+    assert "[pair draft-a, round 2/2]" in progress and "[pair target alone, round 1/2]" in progress
     text = (tmp_path / "g.md").read_text()
     assert "a prediction" in text and "transformers' assisted generation" in text and result["machine"]["torch"] in text
 

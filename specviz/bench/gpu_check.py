@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import datetime
 import json
+import sys
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -174,6 +175,9 @@ def embedded_rows(device: torch.device, dtype: torch.dtype, kinds: list[str], sh
                 tokens * len(prompts) / seconds, tokens * len(prompts) / base_seconds,
                 _mean([s.alpha for s in summaries]), tokens * len(prompts) / its, _mean([s.c for s in summaries]),
                 branches=shape[1], nodes=shape[2]))
+            row = rows[-1]
+            print(f"[{name} {kind} γ={row.gamma}] {row.tokens_per_s:.1f} tokens/s, the target alone "
+                  f"{row.baseline_tokens_per_s:.1f}; {row.equal}/{row.prompts} equal", file=sys.stderr, flush=True)
     return rows
 
 
@@ -252,11 +256,13 @@ def paired_runs(engine, hf, draft: str, prompts: list[BenchPrompt], device: torc
         longest = max(o.prompt_tokens for o in warm) + tokens + (method.spec.gamma or 0)
         out.append({"method": method.spec.name, "draft": draft, "rounds": [], "ids": [],
                     "peak_mb": peak_mb(device, method.models, longest)})
-    for _ in range(repeats):
+    for repeat in range(repeats):
         for run, method in zip(out, (engine, hf)):
             outcomes = [method.run(p) for p in prompts]
             run["rounds"].append(sum(o.seconds for o in outcomes))
             run["ids"].append([o.ids for o in outcomes])
+        print(f"[pair {draft or 'target alone'}, round {repeat + 1}/{repeats}] engine {out[0]['rounds'][-1]:.2f} s, "
+              f"transformers {out[1]['rounds'][-1]:.2f} s", file=sys.stderr, flush=True)
     for run in out:
         run["tokens_per_s"] = tokens * len(prompts) / median(run["rounds"])
     out[0]["vs_hf"] = asdict(spread([h / e for e, h in zip(out[0]["rounds"], out[1]["rounds"])]))
