@@ -29,10 +29,11 @@ included, fades by `MEMORY` per new try (a moving average, as SGLang's adaptive 
 the estimates follow the text as it changes from prose to a copied passage and back, and a prior the
 text contradicts is forgotten.
 
-A drafter may know something of its chances before it drafts (`Drafter.situation`): prompt lookup,
-and the mixed tree whose first branch it copies, find a 3-token match or only a 1-token one, and
-copy far more of the first. The policy keeps one table per situation, each starting at the prior, so
-a long match is drafted deep while the head's guesses beside a 1-token match stay short. Where a match of
+A drafter may know something of its chances before it drafts (`Drafter.situation`): prompt lookup
+finds a 3-token match or only a 1-token one, and copies far more of the first; the mixed tree's chain
+copies only after a match of 2 or 3 tokens and is the head's otherwise. The policy keeps one table
+per situation, each starting at the prior, so a long match is drafted deep while a short one's copy
+stays short. Where a match of
 two or more tokens backs the copy (`Drafter.chain_situations`), only chains are searched: the copy is
 the one continuation worth verifying, and each of the head's alternatives beside it widens the target
 pass. Searched as trees, those situations kept the alternatives their estimates, started at the one

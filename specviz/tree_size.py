@@ -56,9 +56,10 @@ TIE = 0.02         # predicted rates this close to the fastest are a tie, broken
 
 def acceptance_key(drafter: str, weights: str = "") -> str:
     """What the acceptance of the drafter named `drafter`, loaded from the weights of digest `weights`
-    (`Drafter.weights`), is kept as (`Setup.path`), beside the cost curve (v2: rows shrunk toward the
-    row above, and the per-iteration overhead)."""
-    return f"acceptance-v2-{drafter}" + (f"-{weights}" if weights else "")
+    (`Drafter.weights`), is kept as (`Setup.path`), beside the cost curve (v3: a chain of prompt lookup
+    + EAGLE copies only after a match of two tokens or more; v2: rows shrunk toward the row above, and the
+    per-iteration overhead)."""
+    return f"acceptance-v3-{drafter}" + (f"-{weights}" if weights else "")
 
 
 @dataclass

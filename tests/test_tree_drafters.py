@@ -134,6 +134,24 @@ def test_prompt_lookup_tells_how_long_a_match_it_found(embedded):
     assert drafter.propose([9, 5, 1, 2, 6], 2, warper, generator).tokens.tolist() == [7, 8]
 
 
+def test_a_chain_of_the_mixed_drafter_copies_only_after_a_match_of_two_tokens_or_more(drafters, monkeypatch):
+    """After a one-token match a chain is the head's (a one-token match's copy was the target's token far
+    less often than the head's first guess), while a tree keeps the copy as its first branch. After a
+    longer match the copy leads the chain too, and the head's draft is merged in beside it."""
+    mixed = drafters["lookup+eagle"]
+    mixed.lookup.begin([5, 1, 2, 6, 7, 8])
+    guess = Draft(torch.tensor([3, 4]), torch.nn.functional.one_hot(torch.tensor([3, 4]), mixed.vocab).float(),
+                  parents=[-1, 0])
+    monkeypatch.setattr(mixed.head, "propose", lambda *args, **kwargs: guess)
+    warper, generator = Warper(DecodeSettings()), torch.Generator()
+    assert mixed.situation([9, 5]) == "match 1" and "match 1" not in mixed.chain_situations
+    assert mixed.propose([9, 5], 2, warper, generator) is guess
+    assert mixed.propose([9, 5], 2, warper, generator, branches=2).tokens.tolist() == [1, 2, 3, 4]
+    assert mixed.situation([9, 5, 1]) == "match 2"
+    copied = mixed.propose([9, 5, 1], 2, warper, generator)
+    assert copied.tokens.tolist() == [2, 6, 3, 4] and copied.parents == [-1, 0, -1, 2]
+
+
 def test_merged_sources_never_repeat_a_token_under_one_parent():
     def draft(tokens, parents):
         q = torch.nn.functional.one_hot(torch.tensor(tokens), 10).float()

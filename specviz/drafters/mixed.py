@@ -5,6 +5,13 @@ nothing for open chat; the EAGLE head drafts everywhere but rarely guesses a lon
 tree holds both (as SpecInfer merges the trees of several small models): the copied continuation
 is the first branch, the head's tree the others, and nodes with the same token under the same
 parent are merged, so the target verifies each distinct continuation once.
+
+A chain copies only after a match of two tokens or more. After a one-token match the copy's first
+token was the target's in 16% of the held-out kinds' iterations (greedy, 48 tokens, one prompt per
+kind), where the head's first guess was in 54%: copied there, it took the head's place in the chain.
+After a two-token match the copy's first token was right 50-62% of the time, after a three-token
+match 81-93%, and far deeper than the head's. A tree keeps the short match's copy as one branch
+beside the head's: dropping it there lost 2% of the tokens per iteration at T = 0.7.
 """
 
 from __future__ import annotations
@@ -41,9 +48,12 @@ class MixedDrafter(Drafter):
     def propose(self, generated: list[int], gamma: int, warper: Warper, generator: torch.Generator,
                 confidence: float = 0.0, branches: int = 1, nodes: int = 0) -> Draft:
         """The lookup's first continuation, then the head's tree (with what is left of the budget N)
-        merged in. Once a copy is present every head node counts as picked (`sampled` False): a
+        merged in; a chain after a match too short to copy (not a `chain_situations` one) is the
+        head's alone. Once a copy is present every head node counts as picked (`sampled` False): a
         sampled node that equals its copied sibling is merged away, so the head's nodes that remain
         depend on the values drawn, and the lossless rule must test them as one-hot proposals."""
+        if branches == 1 and self.situation(generated) not in self.chain_situations:
+            return self.head.propose(generated, gamma, warper, generator, confidence, branches, nodes)
         copy = self.lookup.propose(generated, gamma, warper, generator, nodes=nodes)
         left = nodes - len(copy.tokens) if nodes else 0
         guess = self.head.propose(generated, gamma, warper, generator, confidence, branches, left) \
