@@ -29,6 +29,16 @@ from specviz.settings import DecodeSettings
 from specviz.sizing import prepare
 
 SEEDS = (0, 1, 2)
+COUNTS = ("tokens", "iterations", "drafted")
+
+
+def per_kind(runs: list[dict]) -> str:
+    """Tokens and drafted nodes per iteration, over all runs and per prompt kind."""
+    totals: dict[str, list[int]] = defaultdict(lambda: [0] * len(COUNTS))
+    for run in runs:
+        for group in ("all", run["kind"]):
+            totals[group] = [total + run[count] for total, count in zip(totals[group], COUNTS)]
+    return " ".join(f"{group} {t / i:.3f} ({d / i:.2f} drafted)" for group, (t, i, d) in sorted(totals.items()))
 
 
 def main() -> None:
@@ -42,7 +52,7 @@ def main() -> None:
     drafter = build_drafter("lookup+eagle", target)
     prompts = (load_prompts("assets/corpus/heldout.json", per_category=3)
                + load_prompts("assets/bench_prompts.json", per_category=2))
-    runs = {}
+    runs = []
     for mode, trees in (("trees", True), ("chains", False)):
         prepared = prepare(target, drafter, DecodeSettings(
             temperature=args.temperature, max_new_tokens=48, record=False, adaptive=True,
@@ -51,15 +61,10 @@ def main() -> None:
             for seed in SEEDS:
                 trace = generate(target, drafter, prompt.text, replace(prepared.settings, seed=seed),
                                  sizing=prepared.sizing)
-                runs[f"{mode}|{prompt.id}|{seed}"] = (len(trace.generated_ids), len(trace.iterations),
-                                                      sum(it.drafted for it in trace.iterations))
-        totals = defaultdict(lambda: [0, 0, 0])
-        for key, counts in runs.items():
-            if key.startswith(mode):
-                for group in ("all", key.split("|")[1].split("-")[0]):
-                    totals[group] = [a + b for a, b in zip(totals[group], counts)]
-        print(mode, " ".join(f"{group} {t / i:.3f} ({d / i:.2f} drafted)"
-                             for group, (t, i, d) in sorted(totals.items())))
+                runs.append({"mode": mode, "prompt": prompt.id, "kind": prompt.category, "seed": seed,
+                             "tokens": len(trace.generated_ids), "iterations": len(trace.iterations),
+                             "drafted": sum(it.drafted for it in trace.iterations)})
+        print(mode, per_kind([run for run in runs if run["mode"] == mode]))
     with open(args.out, "w") as f:
         json.dump({"temperature": args.temperature, "runs": runs}, f, indent=1)
 

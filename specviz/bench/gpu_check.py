@@ -170,12 +170,12 @@ def embedded_rows(device: torch.device, dtype: torch.dtype, kinds: list[str], sh
                         for p, t, b in zip(prompts, traces, baseline) if (d := first_divergence(t, b)) is not None]
             summaries = [t.summary() for t in traces]
             its = sum(len(t.iterations) for t in traces)
-            rows.append(EqualityRow(
+            row = EqualityRow(
                 name, kind, shape[0], tokens, len(prompts) - len(partings), len(prompts), partings,
                 tokens * len(prompts) / seconds, tokens * len(prompts) / base_seconds,
                 _mean([s.alpha for s in summaries]), tokens * len(prompts) / its, _mean([s.c for s in summaries]),
-                branches=shape[1], nodes=shape[2]))
-            row = rows[-1]
+                branches=shape[1], nodes=shape[2])
+            rows.append(row)
             print(f"[{name} {kind} γ={row.gamma}] {row.tokens_per_s:.1f} tokens/s, the target alone "
                   f"{row.baseline_tokens_per_s:.1f}; {row.equal}/{row.prompts} equal", file=sys.stderr, flush=True)
     return rows
