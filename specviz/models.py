@@ -25,7 +25,7 @@ from transformers import (
     PreTrainedTokenizerBase,
 )
 
-from specviz.device import pick_device, pick_dtype
+from specviz.device import pick_device, pick_dtype, steady_attention
 from specviz.errors import SpecvizError
 from specviz.grouped_attention import use_grouped_attention
 from specviz.packed_linear import can_pack, pack_linears
@@ -149,6 +149,7 @@ def load_model(name: str | None = None, device: str | None = None, dtype: str | 
         raise SpecvizError(f"model directory not found: {name}")
     dev = pick_device(device)
     torch_dtype = pick_dtype(dev, dtype)
+    steady_attention(dev)
     try:
         config = AutoConfig.from_pretrained(path, trust_remote_code=trust_remote_code)
         auto = AutoModelForSeq2SeqLM if config.is_encoder_decoder else AutoModelForCausalLM

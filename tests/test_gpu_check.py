@@ -11,6 +11,7 @@ import torch
 
 from specviz.bench.gpu_check import EqualityRow, build_pair_model, predictions
 from specviz.cli import main
+from specviz.device import steady_attention
 from specviz.divergence import NEAR_TIE
 from specviz.verify_cost import SIZES, VerifyCost
 
@@ -69,3 +70,16 @@ def test_the_pair_is_built_from_the_embedded_config_with_the_asked_shape():
 def test_bad_numbers_are_one_line(flag, value, capsys):
     assert main(["gpu-check", flag, value]) != 0
     assert f"{flag} takes" in capsys.readouterr().err
+
+
+def test_attention_on_cuda_runs_without_cudnn_and_the_cpu_keeps_torchs_choice():
+    """cuDNN's attention builds a plan per new query and key length, which a decode meets at every step."""
+    before = torch.backends.cuda.cudnn_sdp_enabled()
+    try:
+        torch.backends.cuda.enable_cudnn_sdp(True)
+        steady_attention(torch.device("cpu"))
+        assert torch.backends.cuda.cudnn_sdp_enabled()
+        steady_attention(torch.device("cuda"))
+        assert not torch.backends.cuda.cudnn_sdp_enabled()
+    finally:
+        torch.backends.cuda.enable_cudnn_sdp(before)

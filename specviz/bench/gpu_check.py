@@ -38,7 +38,7 @@ from specviz.bench.methods import engine_method, hf_method
 from specviz.bench.prompts import DEFAULT_PROMPTS, BenchPrompt, load_prompts
 from specviz.bench.report import Spread, spread
 from specviz.decoder import generate
-from specviz.device import Clock, pick_device, pick_dtype
+from specviz.device import Clock, pick_device, pick_dtype, steady_attention
 from specviz.divergence import NEAR_TIE, first_divergence
 from specviz.drafters import DraftModelDrafter, build_drafter
 from specviz.errors import SpecvizError
@@ -194,6 +194,7 @@ def build_pair_model(shape: tuple[int, int, int, int, int], device: torch.device
                            "num_hidden_layers": layers, "num_attention_heads": heads,
                            "num_key_value_heads": kv_heads, "head_dim": hidden // heads})
     torch.manual_seed(seed)
+    steady_attention(device)
     model = AutoModelForCausalLM.from_config(config, dtype=dtype).to(device).eval()
     model.generation_config.eos_token_id = None   # random weights: no early stop in either engine
     if can_pack(model):
