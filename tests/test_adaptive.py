@@ -59,6 +59,17 @@ def test_only_chains_where_the_drafter_has_one_continuation_far_likelier_than_th
     assert NgramDrafter(16, torch.device("cpu")).chain_situations == {"match 2", "match 3"}
 
 
+def test_a_copy_chain_pays_no_drafter_steps():
+    """With a drafter step as dear as a target pass, the head's guesses of acceptance 0.7 do not pay, while
+    the same acceptance backing a copy is drafted deep."""
+    acc = flat(0.7, draft_step=ONE_THREAD.at(1))
+    space = adaptive.Space(CHAINS.depth, 1, CHAINS.nodes, chains=frozenset({"match 3"}))
+    state = adaptive.start(acc, cost([1, 1.05, 1.1, 1.2, 1.5, 2.0, 3.0]), space)
+    guessing, copying = adaptive.choose(state, 64, "match 1"), adaptive.choose(state, 64, "match 3")
+    assert guessing.gamma == 0
+    assert copying.gamma > 2 and copying.gain > 1.5
+
+
 def test_the_policy_prices_its_drafts_at_the_context_of_the_run():
     """Wide passes flat over a short context, steep over a long one: a deep chain early in the run, a short
     one once the context has grown."""
