@@ -40,8 +40,8 @@ pass. Searched as trees, those situations kept the alternatives their estimates,
 calibrated table, still credited (held-out prompts, greedy, the target alone's speed as 1: multi-turn
 1.9× as trees there, 2.3× with chains; translation 2.4× and 3.0×; rewriting 1.6× either way). A chain
 there is the copy alone, which runs no drafter model, so it is priced with no drafter steps: charged γ
-head steps, copy iterations were predicted at 61-68 ms where they measured 43-47 ms, and long copies
-were drafted shorter than they paid.
+head steps, copy iterations were predicted at 61-68 ms where they measured 43-47 ms (the speed moved
+less than the run-to-run spread, `benchmarks/copy-pricing.md`).
 
 A draft must be predicted at least `MARGIN` faster than the target alone. The time model counts the
 drafter's steps and the verify pass, not the EAGLE head's catch-up over the positions it did not draft
@@ -153,9 +153,9 @@ def choose(state: State, budget: int, situation: str = "", context: int = 0) -> 
     alpha = acc.rank[0][0]
     depth = min(state.space.depth, budget - 1)   # the bonus takes the last place (see `Run._step`)
     space = state.space
-    branches = 1 if situation in space.chains else space.branches
-    if situation in space.chains:   # the copy: no drafter step to pay
-        acc = replace(acc, draft_step=0.0)
+    branches = space.branches
+    if situation in space.chains:   # the copy: one continuation, and no drafter step to pay
+        branches, acc = 1, replace(acc, draft_step=0.0)
     if (situation, depth) not in state.best:   # searched again only once the situation's table has moved
         drafts = tree_size.candidates(acc, cost, depth, branches, space.nodes) if depth > 0 else []
         state.best[situation, depth] = tree_size.fastest(drafts) if drafts else None

@@ -26,7 +26,7 @@ def pick_device(device: str | None = None) -> torch.device:
 def steady_attention(device: torch.device) -> None:
     """On CUDA, attention without cuDNN's kernels (flash, memory-efficient or math ones instead).
 
-    torch sends bf16 attention on Hopper to cuDNN, which builds a plan for each new pair of query and
+    torch 2.11 sent bf16 attention on an H200 to cuDNN, which builds a plan for each new pair of query and
     key lengths. A decode meets new lengths at every step, and a speculative one more (each draft
     size is a new query length), so a prompt the process had not seen paid for plans all along. On an
     H200 (bf16, 32 tokens, the EAGLE head at γ 2, six prompts new to the process) the speculative
