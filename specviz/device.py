@@ -30,7 +30,7 @@ def steady_attention(device: torch.device) -> None:
     key lengths. A decode meets new lengths at every step, and a speculative one more (each draft
     size is a new query length), so a prompt the process had not seen paid for plans all along. On an
     H200 (bf16, 32 tokens, the EAGLE head at γ 2, six prompts new to the process) the speculative
-    runs took 0.68-1.70 s with cuDNN and 0.40-0.54 s without it; the target alone 0.54-1.26 s and
+    runs took 0.63-1.70 s with cuDNN and 0.40-0.54 s without it; the target alone 0.54-1.26 s and
     0.54-0.57 s; a prompt run a second time, 0.44-0.58 s either way (`benchmarks/gpu-h200.md`).
     Process-wide: it is torch's switch."""
     if device.type == "cuda":
