@@ -72,8 +72,8 @@ class Drafter:
 
     chain_situations: frozenset[str] = frozenset()
     """Situations in which the drafter has one continuation far likelier than any other (a copy backed by a
-    long match): the adaptive policy drafts only chains there, and prices them with no drafter step, since a
-    chain there is the copy, which runs no model."""
+    long match): the adaptive policy drafts only chains there, and prices them with no drafter step, since its
+    chain of γ nodes there is the copy, which runs no model."""
 
     def observe(self, hidden: torch.Tensor) -> None:
         """The target's hidden states [m, len(feature_layers)·d] of the next m committed positions, in
