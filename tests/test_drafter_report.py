@@ -2,14 +2,27 @@
 
 from __future__ import annotations
 
+import json
+from dataclasses import replace
+
+import pytest
 import torch
 
 from specviz import DecodeSettings, generate
 from specviz.cli import main
 from specviz.drafters.eagle import EagleHead
 from specviz.drafters.weights import save_weights
+from specviz.errors import SpecvizError
 from specviz.training.config import TrainConfig
-from specviz.training.drafter_report import ReportSettings, drafter_report, markdown, outside_share
+from specviz.training.drafter_report import (
+    ReportSettings,
+    by_kind,
+    drafter_report,
+    earlier_heads,
+    markdown,
+    outside_share,
+    settings_record,
+)
 from specviz.training.train import model_config
 
 HELDOUT = [{"kind": kind, "messages": [{"role": "user", "content": words}]}
@@ -45,6 +58,19 @@ def test_heads_measured_on_the_same_prompts_with_their_coverage(chatty, tmp_path
     assert report["heads"][1]["feature_layers"] == [0, 1]
     text = markdown(report)
     assert "EAGLE head (whole)" in text and "EAGLE head (part)" in text and "| pos 3 |" in text
+
+
+def test_an_earlier_reports_heads_are_kept_only_under_the_same_settings(tmp_path):
+    settings = ReportSettings(per_kind=1, max_new_tokens=6, gamma=3, tree=(2, 2, 3))
+    record = settings_record(settings, by_kind(HELDOUT, 1))
+    earlier = tmp_path / "earlier.json"
+    earlier.write_text(json.dumps({"format": "specviz-drafter-report", "settings": record, "heads": [{"name": "old"}]}))
+    assert earlier_heads(earlier, record) == [{"name": "old"}]
+    with pytest.raises(SpecvizError, match=r"other settings \(gamma, max_new_tokens\)"):
+        earlier_heads(earlier, settings_record(replace(settings, gamma=4, max_new_tokens=8), by_kind(HELDOUT, 1)))
+    (tmp_path / "trace.json").write_text(json.dumps({"format": "specviz-trace"}))
+    with pytest.raises(SpecvizError, match="not a drafter report"):
+        earlier_heads(tmp_path / "trace.json", record)
 
 
 def test_outside_share_counts_tokens_not_in_the_vocabulary():

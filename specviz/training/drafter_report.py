@@ -46,6 +46,9 @@ def add_drafter_report_arguments(parser: argparse.ArgumentParser) -> None:
                         help="the token tree as DEPTHxTOPKxNODES (default %(default)s)")
     parser.add_argument("--temperatures", nargs="+", type=float, default=list(ReportSettings.temperatures))
     parser.add_argument("--threads", type=int, default=1, help="CPU threads for torch (default 1)")
+    parser.add_argument("--reuse", default=None, metavar="REPORT",
+                        help="an earlier report's JSON with the same settings: its heads are kept as measured "
+                             "there, before the --heads measured now")
     parser.add_argument("--out", default="benchmarks/drafter-v2",
                         help="writes OUT.json and OUT.md (default %(default)s)")
 
@@ -66,8 +69,11 @@ def run_drafter_report(args: argparse.Namespace) -> None:
     torch.set_num_threads(args.threads)
     settings = ReportSettings(args.per_kind, args.max_new_tokens, args.gamma, tree, tuple(args.temperatures))
     heldout = load_heldout()
+    kept = earlier_heads(Path(args.reuse), settings_record(settings, by_kind(heldout, args.per_kind))) \
+        if args.reuse else []
     target = load_model(None)
     report = drafter_report(target, [Path(h) for h in args.heads], heldout, settings, progress=print)
+    report["heads"] = kept + report["heads"]
     report["command"] = shlex.join(["python", "-m", "specviz", *sys.argv[1:]])
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -86,6 +92,28 @@ def by_kind(heldout: list[dict], per_kind: int) -> dict[str, list[list[dict]]]:
     return kinds
 
 
+def settings_record(settings: ReportSettings, prompts: dict[str, list]) -> dict:
+    """The settings as a report keeps them: two reports' rows compare only when these are equal."""
+    return {"per_kind": settings.per_kind, "max_new_tokens": settings.max_new_tokens, "gamma": settings.gamma,
+            "tree": "x".join(map(str, settings.tree)), "temperatures": list(settings.temperatures),
+            "seed": settings.seed, "prompts": {kind: len(p) for kind, p in prompts.items()}}
+
+
+def earlier_heads(path: Path, settings: dict) -> list[dict]:
+    """The heads of the earlier report at `path`, which must have been measured with `settings`."""
+    from specviz.trace import read_json
+
+    report = read_json(path, "drafter report")
+    if not isinstance(report, dict) or report.get("format") != FORMAT:
+        raise SpecvizError(f"{path} is not a drafter report (format {FORMAT!r})")
+    differ = sorted(k for k in settings.keys() | report["settings"].keys()
+                    if settings.get(k) != report["settings"].get(k))
+    if differ:
+        raise SpecvizError(f"{path} was measured with other settings ({', '.join(differ)}): its heads do not "
+                           "compare with these; give the same settings or measure every head again")
+    return report["heads"]
+
+
 def outside_share(vocab: list[int], tokens: list[int]) -> float | None:
     """The share of `tokens` not in the draft vocabulary `vocab` (None for no tokens)."""
     inside = set(vocab)
@@ -102,11 +130,7 @@ def drafter_report(target, heads: list[Path], heldout: list[dict], settings: Rep
     prompts = by_kind(heldout, settings.per_kind)
     depth, top_k, nodes = settings.tree
     shapes = {"chain": dict(gamma=settings.gamma), "tree": dict(gamma=depth, branches=top_k, nodes=nodes)}
-    report = {"format": FORMAT, "version": 1, "target": target.name,
-              "settings": {"per_kind": settings.per_kind, "max_new_tokens": settings.max_new_tokens,
-                           "gamma": settings.gamma, "tree": "x".join(map(str, settings.tree)),
-                           "temperatures": list(settings.temperatures), "seed": settings.seed,
-                           "prompts": {kind: len(p) for kind, p in prompts.items()}},
+    report = {"format": FORMAT, "version": 1, "target": target.name, "settings": settings_record(settings, prompts),
               "heads": []}
     for path in heads:
         if not path.exists():
