@@ -60,17 +60,20 @@ def test_heads_measured_on_the_same_prompts_with_their_coverage(chatty, tmp_path
     assert "EAGLE head (whole)" in text and "EAGLE head (part)" in text and "| pos 3 |" in text
 
 
-def test_an_earlier_reports_heads_are_kept_only_under_the_same_settings(tmp_path):
+def test_an_earlier_reports_heads_are_kept_only_under_the_same_target_and_settings(tmp_path):
     settings = ReportSettings(per_kind=1, max_new_tokens=6, gamma=3, tree=(2, 2, 3))
     record = settings_record(settings, by_kind(HELDOUT, 1))
     earlier = tmp_path / "earlier.json"
-    earlier.write_text(json.dumps({"format": "specviz-drafter-report", "settings": record, "heads": [{"name": "old"}]}))
-    assert earlier_heads(earlier, record) == [{"name": "old"}]
+    earlier.write_text(json.dumps({"format": "specviz-drafter-report", "target": "T", "settings": record,
+                                   "heads": [{"name": "old"}]}))
+    assert earlier_heads(earlier, "T", record) == [{"name": "old"}]
     with pytest.raises(SpecvizError, match=r"other settings \(gamma, max_new_tokens\)"):
-        earlier_heads(earlier, settings_record(replace(settings, gamma=4, max_new_tokens=8), by_kind(HELDOUT, 1)))
+        earlier_heads(earlier, "T", settings_record(replace(settings, gamma=4, max_new_tokens=8), by_kind(HELDOUT, 1)))
+    with pytest.raises(SpecvizError, match="heads of 'T', not of 'U'"):
+        earlier_heads(earlier, "U", record)
     (tmp_path / "trace.json").write_text(json.dumps({"format": "specviz-trace"}))
     with pytest.raises(SpecvizError, match="not a drafter report"):
-        earlier_heads(tmp_path / "trace.json", record)
+        earlier_heads(tmp_path / "trace.json", "T", record)
 
 
 def test_outside_share_counts_tokens_not_in_the_vocabulary():

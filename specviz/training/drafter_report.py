@@ -69,9 +69,9 @@ def run_drafter_report(args: argparse.Namespace) -> None:
     torch.set_num_threads(args.threads)
     settings = ReportSettings(args.per_kind, args.max_new_tokens, args.gamma, tree, tuple(args.temperatures))
     heldout = load_heldout()
-    kept = earlier_heads(Path(args.reuse), settings_record(settings, by_kind(heldout, args.per_kind))) \
-        if args.reuse else []
     target = load_model(None)
+    kept = earlier_heads(Path(args.reuse), target.name, settings_record(settings, by_kind(heldout, args.per_kind))) \
+        if args.reuse else []
     report = drafter_report(target, [Path(h) for h in args.heads], heldout, settings, progress=print)
     report["heads"] = kept + report["heads"]
     report["command"] = shlex.join(["python", "-m", "specviz", *sys.argv[1:]])
@@ -99,15 +99,17 @@ def settings_record(settings: ReportSettings, prompts: dict[str, list]) -> dict:
             "seed": settings.seed, "prompts": {kind: len(p) for kind, p in prompts.items()}}
 
 
-def earlier_heads(path: Path, settings: dict) -> list[dict]:
-    """The heads of the earlier report at `path`, which must have been measured with `settings`."""
+def earlier_heads(path: Path, target: str, settings: dict) -> list[dict]:
+    """The heads of the earlier report at `path`, which must have been measured on `target` with `settings`."""
     from specviz.trace import read_json
 
     report = read_json(path, "drafter report")
     if not isinstance(report, dict) or report.get("format") != FORMAT:
         raise SpecvizError(f"{path} is not a drafter report (format {FORMAT!r})")
-    differ = sorted(k for k in settings.keys() | report["settings"].keys()
-                    if settings.get(k) != report["settings"].get(k))
+    if report.get("target") != target:
+        raise SpecvizError(f"{path} measured heads of {report.get('target')!r}, not of {target!r}")
+    earlier = report.get("settings", {})
+    differ = sorted(k for k in settings.keys() | earlier.keys() if settings.get(k) != earlier.get(k))
     if differ:
         raise SpecvizError(f"{path} was measured with other settings ({', '.join(differ)}): its heads do not "
                            "compare with these; give the same settings or measure every head again")
