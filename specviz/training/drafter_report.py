@@ -47,8 +47,8 @@ def add_drafter_report_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--temperatures", nargs="+", type=float, default=list(ReportSettings.temperatures))
     parser.add_argument("--threads", type=int, default=1, help="CPU threads for torch (default 1)")
     parser.add_argument("--reuse", default=None, metavar="REPORT",
-                        help="an earlier report's JSON with the same settings: its heads are kept as measured "
-                             "there, before the --heads measured now")
+                        help="an earlier report's JSON of the same target and settings: its heads are kept as "
+                             "measured there, before the --heads measured now")
     parser.add_argument("--out", default="benchmarks/drafter-v2",
                         help="writes OUT.json and OUT.md (default %(default)s)")
 
