@@ -60,6 +60,35 @@ def test_ratios_are_paired_medians(tiny):
 
 
 
+def test_the_speedup_after_the_prefill_and_the_ceiling_the_prefill_sets(tiny):
+    """The baseline spends 1.2 s of 2.0 before its first token: no drafter can pass 2.0 / 1.2 end to end.
+    After the first iteration it writes 3 tokens in 0.8 s, the drafter 2 in 0.2 s: 10 / 3.75 times faster."""
+    first = {BASELINE: (1.2, 1), "engine ngram γ=4 rec off": (0.8, 2)}
+    methods = [replace(m, run=lambda prompt, seed=0, run=m.run, name=m.spec.name: replace(
+        run(prompt, seed), first_seconds=first[name][0], first_tokens=first[name][1]))
+        if m.spec.name in first else m for m in fake_methods(tiny)]
+    runs = measure(methods, PROMPTS, repeats=2, warmup=0, greedy=True)
+    rows, _ = summarize([m.spec for m in methods], runs)
+    row = {(r.method, r.category): r for r in rows}
+    assert row[BASELINE, "all"].first_share == pytest.approx(0.6)
+    assert row["engine ngram γ=4 rec off", "copy"].after_first.median == pytest.approx((2 / 0.2) / (3 / 0.8))
+    assert row["engine ngram γ=4 rec on", "all"].after_first is None   # no first iteration measured
+    text = to_markdown(BenchResult({"device": "cpu", "device_name": "test", "platform": "x", "torch": "t",
+                                    "threads": 1, "transformers": "t", "dtype": "float32"},
+                                   {"target": "tiny", "drafters": ["ngram"], "gammas": [4], "temperature": 0,
+                                    "max_new_tokens": 4, "repeats": 2, "warmup": 0, "prompts": 2,
+                                    "categories": {"chat": 1, "copy": 1}, "memory_source": "x", "greedy": True},
+                                   "bench", "today", [m.spec for m in methods], rows, [], runs))
+    assert "| end-to-end ceiling 1/f | 1.67× | 1.67× |" in text and "| baseline: time before the first token | 60% |" \
+        in text and "| engine ngram γ=4 rec off | 2.67× (2.67–2.67) |" in text
+
+
+def test_an_engine_run_times_its_first_iteration(tiny):
+    method = engine_method(tiny, None, "none", DecodeSettings(max_new_tokens=6))
+    out = method.run(PROMPTS[0])
+    assert 0 < out.first_seconds < out.seconds and out.first_tokens == 1
+
+
 def test_each_repeat_samples_with_its_own_seed(tiny):
     """Repeat r runs every method with seed r (the warm-up with 0): sampled, the engine then writes a
     different text in each repeat, so a median is not one text's luck timed three times."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from specviz.bench.measure import BASELINE
 from specviz.bench.report import ALL, BenchResult, Row, Spread
 
 
@@ -38,6 +39,23 @@ def to_markdown(result: BenchResult) -> str:
     for spec in result.methods:
         cells = [_ratio(_find(result.rows, spec.name, c).speedup) for c in categories]
         lines.append(f"| {spec.name} | " + " | ".join(cells) + " |")
+    base = {c: _find(result.rows, BASELINE, c).first_share for c in categories} \
+        if any(r.method == BASELINE for r in result.rows) else {}
+    if any(share is not None for share in base.values()):
+        lines += ["", "### After the prompt's prefill", "",
+                  "Speculation speeds up the tokens after the prompt's prefill, not the prefill itself. The first row "
+                  "is the baseline's share of its time before its first token (f), the second the end-to-end ceiling "
+                  "1/f that no drafter passes (Amdahl's law); below, each method's speedup over what follows every "
+                  "run's first iteration (median over repeats).", "",
+                  "| method | " + " | ".join(categories) + " |", "| --- |" + " --- |" * len(categories),
+                  "| baseline: time before the first token | " + " | ".join(
+                      "" if base[c] is None else f"{base[c]:.0%}" for c in categories) + " |",
+                  "| end-to-end ceiling 1/f | " + " | ".join(
+                      "" if not base[c] else f"{1 / base[c]:.2f}×" for c in categories) + " |"]
+        for spec in result.methods:
+            if spec.name != BASELINE and spec.family != "hf":
+                cells = [_ratio(_find(result.rows, spec.name, c).after_first) for c in categories]
+                lines.append(f"| {spec.name} | " + " | ".join(cells) + " |")
     lines += ["", "### The same ratios from CPU time", "",
               "Process CPU time counts this run's work only (summed over torch's threads, so it is cleanest with "
               "one); the wall clock above also measures what the machine's other processes took.", "",

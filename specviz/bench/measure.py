@@ -39,6 +39,8 @@ class RunRecord:
     c: float | None = None
     draft_seconds: float | None = None    # engine and app: summed over the run's iterations
     verify_seconds: float | None = None
+    first_seconds: float | None = None    # engine and app: time to the first iteration's tokens (prefill included)
+    first_tokens: int | None = None       # and how many it committed
 
 
 def measure(methods: list[Method], prompts: list[BenchPrompt], repeats: int, warmup: int,
@@ -71,7 +73,7 @@ def _timed(method: Method, prompt: BenchPrompt, repeat: int) -> tuple[RunRecord,
     memory = peak_mb(device, method.models, out.prompt_tokens + len(out.ids) + (method.spec.gamma or 0))
     return RunRecord(method.spec.name, prompt.id, prompt.category, repeat, len(out.ids), out.seconds, out.cpu_seconds,
                      None, None, memory, out.accepted, out.evaluated, out.iterations, out.c, out.draft_seconds,
-                     out.verify_seconds), out.ids
+                     out.verify_seconds, out.first_seconds, out.first_tokens), out.ids
 
 
 def _check(record: RunRecord, ids: list[int], reference: list[int]) -> None:

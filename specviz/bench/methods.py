@@ -48,6 +48,8 @@ class Outcome:
     c: float | None = None           # engine only: measured drafter step / target step
     draft_seconds: float | None = None   # engine and app: summed over iterations
     verify_seconds: float | None = None
+    first_seconds: float | None = None   # engine and app: from the call to the first iteration's tokens
+    first_tokens: int | None = None      # (the prompt's prefill, then one draft and verification)
 
 
 @dataclass
@@ -111,10 +113,13 @@ def _stop(settings: DecodeSettings) -> str:
 
 def _outcome(trace: Trace, seconds: float, cpu: float) -> Outcome:
     its, summary = trace.iterations, trace.summary()
+    after_first = trace.wall_time - its[0].elapsed if its else None   # the run's own clock, device synced
     return Outcome(list(trace.generated_ids), seconds, cpu, len(trace.prompt_ids),
                    accepted=sum(it.accepted for it in its), evaluated=sum(it.evaluated for it in its),
                    iterations=len(its), c=summary.c, draft_seconds=summary.draft_time,
-                   verify_seconds=summary.verify_time)
+                   verify_seconds=summary.verify_time,
+                   first_seconds=seconds - after_first if its else None,
+                   first_tokens=len(its[0].emitted_ids) if its else None)
 
 
 def hf_method(target: LoadedModel, kind: str, settings: DecodeSettings, chat: bool = True,

@@ -5,6 +5,11 @@ and the same numbers as JSON and as a Markdown table.
 Ratios are paired: each repeat compares two methods on the same prompts, measured minutes apart
 in the same process, and the median is taken over repeats. Runs whose greedy output differs
 from the baseline's are failures: they are listed and left out of every number.
+
+Speculation speeds up the tokens that follow the prompt's prefill, not the prefill itself, so the
+end-to-end speedup is bounded by Amdahl's law: with a share f of the baseline's time spent before its
+first token, no drafter gets past 1/f. `after_first` is the speedup of what follows each run's
+first iteration (its tokens over its time), `first_share` the baseline's f.
 """
 
 from __future__ import annotations
@@ -60,6 +65,8 @@ class Row:
     verify_vs_engine: Spread | None = None   # app verify time per iteration over the library's
     draft_vs_engine: Spread | None = None    # the same for draft time
     confidence: float = 0.0           # the draft's confidence stop (0: off)
+    after_first: Spread | None = None  # speedup after each run's first iteration (engine and app)
+    first_share: float | None = None   # median share of a run's time before its first tokens (prefill included)
 
 
 @dataclass
@@ -125,7 +132,9 @@ def _row(spec: MethodSpec, specs: list[MethodSpec], runs: list[RunRecord], group
         vs_engine=_paired(runs, spec.name, engine.name, group) if engine else None,
         verify_vs_engine=_per_iteration(runs, spec.name, engine.name, group, "verify_seconds") if engine else None,
         draft_vs_engine=_per_iteration(runs, spec.name, engine.name, group, "draft_seconds") if engine else None,
-        confidence=spec.confidence)
+        confidence=spec.confidence,
+        after_first=_paired(runs, spec.name, BASELINE, group, after_first=True) if spec.name != BASELINE else None,
+        first_share=_first_share(good))
 
 
 def _twin(spec: MethodSpec, specs: list[MethodSpec]) -> MethodSpec | None:
@@ -159,15 +168,29 @@ def _by_repeat(runs: list[RunRecord]) -> dict[int, list[RunRecord]]:
     return out
 
 
-def _rate(runs: list[RunRecord], cpu: bool = False) -> float | None:
-    """Tokens per second of wall-clock (or CPU) time; None (unknown) where no time was measured."""
+def _rate(runs: list[RunRecord], cpu: bool = False, after_first: bool = False) -> float | None:
+    """Tokens per second of wall-clock (or CPU) time, or of what follows each run's first iteration;
+    None (unknown) where no time was measured."""
+    if after_first:
+        if any(r.first_seconds is None for r in runs):
+            return None
+        seconds = sum(r.seconds - r.first_seconds for r in runs)
+        return sum(r.tokens - r.first_tokens for r in runs) / seconds if seconds > 0 else None
     seconds = sum(r.cpu_seconds if cpu else r.seconds for r in runs)
     return sum(r.tokens for r in runs) / seconds if seconds > 0 else None
 
 
-def _ratios(pairs: list[tuple[list[RunRecord], list[RunRecord]]], cpu: bool) -> list[tuple[float, float]]:
+def _first_share(runs: list[RunRecord]) -> float | None:
+    """Median over repeats of the share of the runs' time before their first tokens."""
+    shares = [sum(r.first_seconds for r in rs) / sum(r.seconds for r in rs) for rs in _by_repeat(runs).values()
+              if all(r.first_seconds is not None for r in rs) and sum(r.seconds for r in rs) > 0]
+    return statistics.median(shares) if shares else None
+
+
+def _ratios(pairs: list[tuple[list[RunRecord], list[RunRecord]]], cpu: bool,
+            after_first: bool = False) -> list[tuple[float, float]]:
     """The (rate of a, rate of b) of each pair of run lists where both rates are known."""
-    rates = [(_rate(x, cpu), _rate(y, cpu)) for x, y in pairs]
+    rates = [(_rate(x, cpu, after_first), _rate(y, cpu, after_first)) for x, y in pairs]
     return [(a, b) for a, b in rates if a is not None and b is not None]
 
 
@@ -182,9 +205,10 @@ def _pairs(runs: list[RunRecord], a: str, b: str, group: str) -> list[tuple[list
     return [([left[k] for k in shared if k[0] == rep], [right[k] for k in shared if k[0] == rep]) for rep in repeats]
 
 
-def _paired(runs: list[RunRecord], a: str, b: str, group: str, cpu: bool = False) -> Spread | None:
+def _paired(runs: list[RunRecord], a: str, b: str, group: str, cpu: bool = False,
+            after_first: bool = False) -> Spread | None:
     """Median over repeats of tokens/s of a over tokens/s of b."""
-    return spread([x / y for x, y in _ratios(_pairs(runs, a, b, group), cpu)])
+    return spread([x / y for x, y in _ratios(_pairs(runs, a, b, group), cpu, after_first)])
 
 
 def _per_iteration(runs: list[RunRecord], a: str, b: str, group: str, phase: str) -> Spread | None:
