@@ -128,7 +128,7 @@ def shipped_data(cfg: TrainConfig, target, mark: str):
         "generation_s": rounded_sum(*(a.seconds for a in answers), heldout.seconds)}
 
 
-def corpus_data(cfg: TrainConfig, target, store=None):
+def corpus_data(cfg: TrainConfig, target, store: Path | None = None):
     """The corpus's records, prefilled as training takes them (kept in `store` when given), and its
     validation slice (`split_validation`; the held-out prompts stay unread). Returns (training records,
     validation samples, the draft vocabulary, card)."""
