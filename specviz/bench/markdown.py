@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from specviz.bench.measure import BASELINE
+from specviz.bench.methods import MethodSpec
 from specviz.bench.report import ALL, BenchResult, Row, Spread
 
 
@@ -36,9 +37,7 @@ def to_markdown(result: BenchResult) -> str:
     categories = [c for c in dict.fromkeys(r.category for r in result.rows) if c != ALL]
     lines += ["", "### Speedup over the engine baseline by prompt category (median over repeats)", "",
               "| method | " + " | ".join(categories) + " |", "| --- |" + " --- |" * len(categories)]
-    for spec in result.methods:
-        cells = [_ratio(_find(result.rows, spec.name, c).speedup) for c in categories]
-        lines.append(f"| {spec.name} | " + " | ".join(cells) + " |")
+    lines += _by_category(result, categories, "speedup", result.methods)
     base = {c: _find(result.rows, BASELINE, c).first_share for c in categories} \
         if any(r.method == BASELINE for r in result.rows) else {}
     if any(share is not None for share in base.values()):
@@ -52,10 +51,8 @@ def to_markdown(result: BenchResult) -> str:
                       "" if base[c] is None else f"{base[c]:.0%}" for c in categories) + " |",
                   "| end-to-end ceiling 1/f | " + " | ".join(
                       "" if not base[c] else f"{1 / base[c]:.2f}×" for c in categories) + " |"]
-        for spec in result.methods:
-            if spec.name != BASELINE and spec.family != "hf":
-                cells = [_ratio(_find(result.rows, spec.name, c).after_first) for c in categories]
-                lines.append(f"| {spec.name} | " + " | ".join(cells) + " |")
+        lines += _by_category(result, categories, "after_first",
+                              [s for s in result.methods if s.name != BASELINE and s.family != "hf"])
     lines += ["", "### The same ratios from CPU time", "",
               "Process CPU time counts this run's work only (summed over torch's threads, so it is cleanest with "
               "one); the wall clock above also measures what the machine's other processes took.", "",
@@ -107,6 +104,12 @@ def _line(row: Row) -> str:
         str(row.failures),
     ]
     return "| " + " | ".join(cells) + " |"
+
+
+def _by_category(result: BenchResult, categories: list[str], ratio: str, methods: list[MethodSpec]) -> list[str]:
+    """One table line per method: its `ratio` (a Row field) in each category."""
+    return [f"| {spec.name} | " + " | ".join(_ratio(getattr(_find(result.rows, spec.name, c), ratio))
+                                            for c in categories) + " |" for spec in methods]
 
 
 def _find(rows: list[Row], method: str, category: str) -> Row:
