@@ -68,8 +68,8 @@ def test_tree_drafts_reproduce_target_greedy(embedded, drafters, references, mon
 
 # Drafts of the chain drafters before token trees (sampling at temperature 1, seed 3, γ 4; recorded with the
 # decoder of 24e1284^ and the shipped weights): top-k 1 must draw the very same tokens from the very same q.
-# The EAGLE head's row was recorded again for each head shipped since (fb84cdd, a26bc38 and the head after c3764c4), which that decoder
-# cannot load, with the decoder that had matched the row on the head before it: for it the row pins top-k 1.
+# The EAGLE head's row was recorded again for each head shipped since (fb84cdd, a26bc38, dc2046d), which that
+# decoder cannot load, with the decoder that had matched the row on the head before it: for it the row pins top-k 1.
 CHAINS = {
     "eagle": ([4503, 8071, 42, 378, 2644, 2643, 335, 260],
               [[788, 260, 1896, 216], [291, 16064, 957, 2644], [253, 3985, 282, 260]]),
