@@ -12,13 +12,16 @@ import torch
 from safetensors import safe_open
 from safetensors.torch import save_file
 from scipy.stats import chisquare
+from torch import nn
 
 from specviz import DecodeSettings, generate, load_model, verification
 from specviz.drafters import PARALLEL_KINDS, STANDALONE_KINDS, TRAINED, build_drafter, drafter_name, weights_digest
 from specviz.drafters.eagle import DEFAULT_WEIGHTS as EAGLE_WEIGHTS
+from specviz.drafters.eagle import head_dtype
 from specviz.drafters.layers import Block, BlockConfig, RotaryTable, apply_rotary, rotary
 from specviz.errors import SpecvizError
 from specviz.models import layer_states
+from specviz.packed_linear import PackedLinear
 from specviz.warpers import Warper
 
 PROMPTS = ["Write a Python function that checks if a number is even.", "Give me three tips for better sleep."]
@@ -114,6 +117,24 @@ def test_lossless_rule_with_trained_q_reproduces_p(embedded, drafters, kind):
     expected = [float(p[0, t]) * 3000 for t in top]
     expected.append(3000 - sum(expected))
     assert chisquare(observed, expected).pvalue > 1e-3
+
+
+@pytest.mark.parametrize("native", [False, True])
+def test_the_eagle_head_drafts_in_bfloat16_where_the_cpu_computes_it(embedded, references, monkeypatch, native):
+    """bfloat16 packs every linear of the head, float32 only its LM head rows; the output stays the target's."""
+    monkeypatch.setattr("specviz.drafters.eagle.native_bf16", lambda: native)
+    if native and not torch.ops.mkldnn._is_mkldnn_bf16_supported():
+        pytest.skip("this torch build has no oneDNN bfloat16 path")
+    drafter = build_drafter("eagle", embedded)
+    assert drafter.dtype == head_dtype(embedded) == (torch.bfloat16 if native else torch.float32)
+    linears = [m for m in drafter.head.modules() if isinstance(m, nn.Linear | PackedLinear)]
+    assert all(isinstance(m, PackedLinear) for m in linears) == native
+    rows = drafter.head.shared[-1]
+    assert isinstance(rows, PackedLinear) and rows.weight.dtype == drafter.dtype
+    settings = DecodeSettings(gamma=4, temperature=0, max_new_tokens=NEW_TOKENS)
+    trace = generate(embedded, drafter, PROMPTS[0], settings)
+    assert trace.generated_ids == references[PROMPTS[0]]
+    assert sum(it.accepted for it in trace.iterations) > 0
 
 
 def test_names_are_known_before_loading(embedded):
