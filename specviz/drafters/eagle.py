@@ -193,11 +193,11 @@ def head_dtype(target: LoadedModel) -> torch.dtype:
     prompts, 48 tokens, greedy (`benchmarks/head-dtype.md`): a head call took 3.5 ms in bfloat16 against
     6.1 ms in float32, c 0.068 against 0.123, and the default drafter ran 1.75× the target alone against
     1.70×. The guesses barely move: over 45 held-out prompts the default's chains took 966 iterations
-    against 967, its trees 889 against 881 (at T = 0.7, 1.89 tokens per iteration either way). Only the drafts change:
-    the target verifies in its own dtype, so greedy output still equals the target alone's, and q is the
-    distribution each draft was drawn from (the warper computes it in float32), as the lossless test needs."""
-    if target.device.type == "cpu" and target.dtype == torch.float32 and native_bf16() \
-            and torch.ops.mkldnn._is_mkldnn_bf16_supported():
+    against 967, its trees 889 against 881 (at T = 0.7, 1.89 tokens per iteration either way). Only the
+    drafts change: the target verifies in its own dtype, so greedy output still equals the target
+    alone's, and q is the distribution each draft was drawn from (the warper computes it in float32), as
+    the lossless test needs."""
+    if target.device.type == "cpu" and target.dtype == torch.float32 and native_bf16():
         return torch.bfloat16
     return target.dtype
 
