@@ -25,6 +25,7 @@ from unittest import mock
 
 import torch
 
+from specviz import verify_cost
 from specviz.bench.prompts import load_prompts
 from specviz.decoder import generate
 from specviz.device import Clock
@@ -33,6 +34,7 @@ from specviz.models import cache_dir, load_model
 from specviz.settings import DecodeSettings
 from specviz.sizing import prepare
 from specviz.tree_size import DEPTHS
+from specviz.verify_cost import Setup
 
 HEADS = ("bfloat16", "float32")
 
@@ -47,18 +49,19 @@ def main() -> None:
     torch.set_num_threads(1)
     target = load_model(None)
     base = DecodeSettings(temperature=0.0, max_new_tokens=args.max_new_tokens, record=False)
-    home = cache_dir()
+    home, setup = cache_dir(), Setup.of(target)
+    curve = setup.path(verify_cost.KEY)   # measured once, shared by both heads' sizings
     heads = {"bfloat16": build_drafter("lookup+eagle", target)}
     with mock.patch("specviz.drafters.eagle.native_bf16", lambda: False):
         heads["float32"] = build_drafter("lookup+eagle", target)
     if heads["bfloat16"].head.dtype != torch.bfloat16:
         raise SystemExit("this CPU does not draft in bfloat16: nothing to compare")
     plans = {}
-    for name, drafter in heads.items():   # each head's sizing in a cache of its own, the cost curve shared
+    for name, drafter in heads.items():   # each head's sizing in a cache of its own
         os.environ["SPECVIZ_CACHE"] = str(home / "head-dtype" / name)
-        (cache_dir() / "sizing").mkdir(parents=True, exist_ok=True)
-        for curve in (home / "sizing").glob("verify-cost*"):
-            shutil.copy(curve, cache_dir() / "sizing")
+        if curve.is_file():
+            setup.path(verify_cost.KEY).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy(curve, setup.path(verify_cost.KEY))
         plans[name] = prepare(target, drafter, replace(base, adaptive=True, gamma=max(DEPTHS), auto_size=True))
     os.environ["SPECVIZ_CACHE"] = str(home)
     clock, runs = Clock(target.device), []
