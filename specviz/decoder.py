@@ -8,10 +8,13 @@ autoregressive baseline produces records of the same shape.
 
 A drafter that reads the target's features (an EAGLE head, `reads_features`) gets them through
 `observe(hidden)`: the loop asks the target for its last hidden states along with the logits it computes anyway,
-and hands over those of every committed position whose feature is known: the prompt's before
-the first draft (the prefill that the first verification would have run), then after each
-iteration the position before the drafts and each emitted draft. The feature of the iteration's
-last emitted token (the bonus or correction) comes with the next verification.
+and hands over those of every committed position whose feature is known: after each iteration the
+position before the drafts and each emitted draft. The feature of the iteration's last emitted token
+(the bonus or correction) comes with the next verification. Such a drafter cannot draft before the
+target has read the prompt, so its run starts with a plain target step over the whole prompt (the
+prefill), which hands over every prompt position's feature and emits the first token: the pass the
+prompt needs anyway pays for one token, as the target alone's does (a prefill over all but the
+prompt's last token, then a first draft, emitted no token of its own).
 
 An adaptive run (`settings.adaptive`) asks `specviz.adaptive` for each iteration's shape (a chain, a
 tree or no draft) before drafting, and tells it the verdict once the iteration is decided; the
@@ -85,8 +88,6 @@ class Run:
         seq = self.lm.start(trace.prompt_ids)
         if self.drafter is not None:
             self.drafter.begin(trace.prompt_ids)
-        if self.observe is not None and len(seq) > 1:
-            self.observe(self.lm.logits(seq[:-1], hidden=len(seq) - 1, layers=self.layers)[1])
         generated = trace.generated_ids
         try:
             while len(generated) < s.max_new_tokens and not self._ended(generated) and not self._out_of_time(start):
@@ -121,12 +122,13 @@ class Run:
         # An adaptive run's shape is chosen from the iterations finished before this one only, and drafted
         # within the nodes it was timed for: a chain of γ is γ nodes, so a mixed drafter's copy takes the
         # chain's places (the head fills what the copy leaves) instead of adding the head's chain beside it.
+        prefill = index == 0 and (s.first_target or self.observe is not None)   # the target's token first
         choice = adaptive.choose(self.policy, budget, self.drafter.situation(generated), len(seq)) \
-            if self.policy is not None else None
+            if self.policy is not None and not prefill else None
         gamma, branches, nodes = (choice.gamma, choice.branches, choice.nodes) \
             if choice is not None else (min(s.gamma, budget - 1), s.branches, s.nodes)
         t0 = self.clock.now()
-        if self.drafter is None or gamma == 0 or (s.first_target and index == 0):
+        if self.drafter is None or gamma == 0 or prefill:
             draft = empty_draft(self.vocab, self.target.device)
         else:
             draft = self.drafter.propose(generated, gamma, self.warper, self.generator, s.draft_confidence,
@@ -139,9 +141,10 @@ class Run:
         fed = seq + drafted
         if self.observe is None:
             logits = self.lm.logits(fed, last=len(drafted) + 1, parents=draft.parents)
-        else:
-            logits, hidden = self.lm.logits(fed, last=len(drafted) + 1, hidden=len(drafted) + 1,
-                                            parents=draft.parents, layers=self.layers)
+        else:   # the prefill's hidden states cover the whole prompt, each later pass's the new tokens
+            rows = len(fed) if prefill else len(drafted) + 1
+            logits, hidden = self.lm.logits(fed, last=len(drafted) + 1, hidden=rows, parents=draft.parents,
+                                            layers=self.layers)
         logits = logits[:, : self.vocab]
         t2 = self.clock.now()
         p = self.warper.probs(logits)
@@ -152,9 +155,10 @@ class Run:
         else:
             verdict = verification.spec_verification(logits, draft.tokens, s.beta, s.tau, draft.parents)
         emitted = self._emitted([drafted[i] for i in verdict.path], verdict, budget)
-        if self.observe is not None:
-            rows = [0] + [i + 1 for i in verdict.path]   # the root's feature, then each accepted node's
-            self.observe(hidden[rows[: len(emitted)]])
+        if self.observe is not None:   # the prompt's features (prefill), the root's, then each accepted node's
+            known = len(hidden) - len(drafted) - 1
+            rows = list(range(known + 1)) + [known + i + 1 for i in verdict.path]
+            self.observe(hidden[rows[: known + len(emitted)]])
         t3 = self.clock.now()
         if choice is not None:   # the verdict is final: the policy learns from it for the next iteration
             kept = verification.kept_chance(p, draft.q, draft.tokens, draft.parents, draft.sampled).tolist() \

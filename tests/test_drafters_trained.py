@@ -15,7 +15,16 @@ from scipy.stats import chisquare
 from torch import nn
 
 from specviz import DecodeSettings, generate, load_model, verification
-from specviz.drafters import PARALLEL_KINDS, STANDALONE_KINDS, TRAINED, build_drafter, drafter_name, weights_digest
+from specviz.decoder import Run
+from specviz.drafters import (
+    FEATURE_KINDS,
+    PARALLEL_KINDS,
+    STANDALONE_KINDS,
+    TRAINED,
+    build_drafter,
+    drafter_name,
+    weights_digest,
+)
 from specviz.drafters.eagle import DEFAULT_WEIGHTS as EAGLE_WEIGHTS
 from specviz.drafters.eagle import head_dtype
 from specviz.drafters.layers import Block, BlockConfig, RotaryTable, apply_rotary, rotary
@@ -36,8 +45,8 @@ def drafters(embedded):
 
 
 def first_draft(embedded, drafter, prompt: str, settings: DecodeSettings, gamma: int):
-    """What the decoder does before its first iteration, by hand: begin, hand over the prompt's
-    features when the drafter reads them, propose."""
+    """A first draft by hand, right after the prompt: begin, hand over the features of every prompt
+    position but the last when the drafter reads them, propose."""
     ids = embedded.encode_prompt(prompt)
     drafter.begin(ids)
     if hasattr(drafter, "observe"):
@@ -97,6 +106,18 @@ def test_trained_drafters_reproduce_target_greedy(embedded, drafters, references
     assert accepted > 0
     if confidence:  # the stop happened, and only where the drafter had drafted fewer than γ
         assert unsure and all(it.drafted < gamma for it in unsure)
+
+
+@pytest.mark.parametrize("kind", FEATURE_KINDS)
+def test_a_feature_drafter_starts_with_the_targets_token_from_the_prefill(embedded, references, kind):
+    """The prompt's prefill is the first iteration's pass: it emits the target's first token and hands over
+    every prompt position's feature, so the run makes no target call beyond one per iteration."""
+    settings = DecodeSettings(gamma=4, temperature=0, max_new_tokens=NEW_TOKENS)
+    run = Run(embedded, build_drafter(kind, embedded), PROMPTS[0], settings)
+    iterations = list(run)
+    assert iterations[0].drafted == 0 and iterations[0].emitted_ids == references[PROMPTS[0]][:1]
+    assert run.lm.calls == len(iterations) and any(it.drafted for it in iterations[1:])
+    assert run.trace.generated_ids == references[PROMPTS[0]]
 
 
 @pytest.mark.parametrize("kind", KINDS)

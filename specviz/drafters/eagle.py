@@ -36,7 +36,7 @@ import torch
 from torch import nn
 
 from specviz.device import native_bf16
-from specviz.drafters.base import Draft, Drafter, draft_loop, empty_draft
+from specviz.drafters.base import Draft, Drafter, draft_loop
 from specviz.drafters.layers import KV, Block, BlockConfig, RMSNorm, crop, frontier, head_rows, pack_head, spread
 from specviz.drafters.weights import DRAFTERS_DIR, load_weights
 from specviz.errors import SpecvizError
@@ -148,9 +148,7 @@ class EagleDrafter(Drafter):
         feats = torch.cat(self.features) if self.features else torch.empty(0)
         self.features = [feats]
         known = feats.shape[0]  # the last token's feature is not known yet
-        if known == 0:  # a one-token prompt: the target's first step brings the first feature
-            return empty_draft(self.vocab, self.device)
-        if known != len(seq) - 1:
+        if known == 0 or known != len(seq) - 1:
             raise SpecvizError(f"the EAGLE head needs the target's features of all {len(seq) - 1} committed "
                                f"positions but has {known}: run it through the decoder, which hands them over")
         if self.cache is None:   # the first draft: the head reads the last WINDOW positions at most

@@ -25,7 +25,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from specviz.drafters.base import Draft, Drafter, block_draft, empty_draft
+from specviz.drafters.base import Draft, Drafter, block_draft
 from specviz.drafters.layers import head_rows, pack_head, spread
 from specviz.drafters.weights import DRAFTERS_DIR, load_weights
 from specviz.errors import SpecvizError
@@ -88,9 +88,7 @@ class MedusaDrafter(Drafter):
     def propose(self, generated: list[int], gamma: int, warper: Warper, generator: torch.Generator,
                 confidence: float = 0.0, branches: int = 1, nodes: int = 0) -> Draft:
         committed = len(self.prompt) + len(generated)
-        if self.last is None:   # a one-token prompt: the target's first step brings the first feature
-            return empty_draft(self.vocab, self.device)
-        if self.known != committed - 1:
+        if self.last is None or self.known != committed - 1:
             raise SpecvizError(f"the blockwise heads need the target's features of all {committed - 1} committed "
                                f"positions but have {self.known}: run them through the decoder, which hands them over")
         logits = spread(self.heads.logits(self.heads(self.last)), self.heads.vocab, self.vocab)
