@@ -144,7 +144,8 @@ def add_decode_arguments(parser: argparse.ArgumentParser) -> None:
                         help="stop drafting before a position whose most likely draft token has probability "
                              "below this, so gamma is a maximum (0 = off, the default)")
     parser.add_argument("--first-target", action="store_true",
-                        help="let the target produce the first token before drafting starts")
+                        help="let the target produce the first token before drafting starts (always so for a "
+                             "drafter that reads the target's features: its prefill is that step)")
     parser.add_argument("--target-latency-ms", type=float, default=0.0,
                         help="simulated network latency added to every target call (Petals setting); with "
                              "--target-url, added to every request")
@@ -175,20 +176,26 @@ def settings_from_args(args: argparse.Namespace) -> DecodeSettings:
         target_logprobs=args.target_logprobs, target_timeout_s=args.target_timeout)
 
 
-def load_models(args: argparse.Namespace):
-    """The target, the drafter and the run's settings the arguments name, prepared for the run
-    (`sizing.prepare`: an auto size resolved), torch's thread count set first; with no --gamma, γ is the
-    chain measured fastest for this pair on this machine, if any."""
+def load_pair(args: argparse.Namespace):
+    """The target and the drafter the arguments name, torch's thread count set first."""
     from specviz.drafters import build_drafter
     from specviz.models import load_model
-    from specviz.sizing import prepare
-    from specviz.tree_size import measured_gamma
 
     kind = drafter_kind(args)
     set_threads(args)
     target = load_model(args.target, device=args.device, dtype=args.dtype,
                         trust_remote_code=args.trust_remote_code)
-    drafter = build_drafter(kind, target, args.drafter_model, args.trust_remote_code)
+    return target, build_drafter(kind, target, args.drafter_model, args.trust_remote_code)
+
+
+def load_models(args: argparse.Namespace):
+    """The target, the drafter and the run's settings the arguments name, prepared for the run
+    (`sizing.prepare`: an auto size resolved); with no --gamma, γ is the chain measured fastest for this
+    pair on this machine, if any."""
+    from specviz.sizing import prepare
+    from specviz.tree_size import measured_gamma
+
+    target, drafter = load_pair(args)
     settings = settings_from_args(args)
     if args.gamma is None:
         settings = replace(settings, gamma=measured_gamma(target, drafter) or settings.gamma)
@@ -220,6 +227,26 @@ def set_threads(args: argparse.Namespace) -> None:
         if args.threads < 1:
             raise SpecvizError(f"--threads must be >= 1, got {args.threads}")
         torch.set_num_threads(args.threads)
+
+
+def add_sizing_arguments(parser: argparse.ArgumentParser) -> None:
+    add_model_arguments(parser)
+    add_threads_argument(parser)
+    parser.add_argument("--again", action="store_true",
+                        help="drop the pair's cached measurements and take them again; run it on an otherwise idle "
+                             "machine, with the --threads the runs will use")
+
+
+def run_sizing(args: argparse.Namespace) -> None:
+    from specviz.sizing import describe, forget, size_for
+
+    target, drafter = load_pair(args)
+    if drafter is None:
+        raise SpecvizError("the target alone drafts nothing to size: name a drafter with --drafter")
+    if args.again:
+        for path in forget(target, drafter):
+            print(f"dropped {path}")
+    print(describe(size_for(target, drafter)))
 
 
 def run_generate(args: argparse.Namespace) -> None:
@@ -395,6 +422,9 @@ COMMANDS = [
      add_grid_arguments, run_grid),
     ("drafters", "run the target alone, then every drafter at one gamma, and save the study",
      add_drafters_arguments, run_drafters),
+    ("sizing", "show the measurements adaptive and auto-sized runs price drafts with (the target's verify-cost "
+               "curve, the drafter's step and acceptance; measured once per machine and cached), or take them again",
+     add_sizing_arguments, run_sizing),
     ("examples", "run the class pack's examples on the embedded model and save them (assets/examples/)",
      add_examples_arguments, run_examples),
     ("train-drafter", "train a drafter for the target: an EAGLE-style head, a tiny LM, blockwise heads or a "

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
+from pathlib import Path
 
 from specviz import tree_size, verify_cost
 from specviz.decoder import generate
@@ -43,6 +44,39 @@ def calibrate(target: LoadedModel, drafter: Drafter, tokens: int = 48) -> Accept
 def size_for(target: LoadedModel, drafter: Drafter) -> Sizing:
     """Measure (once) and choose the tree size for this target, drafter and machine."""
     return tree_size.choose(calibrate(target, drafter), verify_cost.cached(target))
+
+
+def forget(target: LoadedModel, drafter: Drafter) -> list[Path]:
+    """Drop the pair's cached measurements (the target's verify-cost curve and the drafter's acceptance), so
+    the next `size_for` measures them again; the paths dropped. Each is measured once and kept, so one taken
+    while other work ran (a second decoder, a training run) would price every later run's drafts wrongly: a
+    drafter step measured at 3.8 ms on a busy machine took 2.1 ms on an idle one."""
+    paths = [verify_cost.cache_path(target, verify_cost.KEY),
+             verify_cost.cache_path(target, tree_size.acceptance_key(drafter.name, drafter.weights))]
+    dropped = [path for path in paths if path.is_file()]
+    for path in dropped:
+        path.unlink()
+    return dropped
+
+
+def describe(sizing: Sizing) -> str:
+    """The pair's measurements and the size chosen from them, as text: the verify-cost curve at both contexts,
+    the drafter's step and the iteration's fixed work, the acceptance by depth and rank."""
+    cost, acc, chosen = sizing.cost, sizing.acceptance, sizing.chosen
+    lines = [f"verify cost, ms per pass over m new tokens ({cost.model}, {cost.device}, {cost.dtype}, "
+             f"{cost.threads} thread(s)):", f"  {'m':>18}: " + " ".join(f"{m:>6}" for m in cost.sizes)]
+    for curve in (cost, cost.longer):
+        if curve is not None:
+            lines.append(f"  {f'over {curve.context} cached':>18}: " + " ".join(f"{t * 1000:6.1f}" for t in curve.seconds))
+    lines += [f"drafter step {acc.draft_step * 1000:.2f} ms, an iteration's fixed work {acc.overhead * 1000:.2f} ms",
+              "acceptance by depth (rows) and rank (columns), with the nodes behind each row:"]
+    lines += [f"  {d + 1}: " + " ".join(f"{p:.2f}" for p in row) + f"   ({n})"
+              for d, (row, n) in enumerate(zip(acc.rank, acc.samples))]
+    shape = f"chain of {chosen.gamma}" if chosen.branches == 1 else \
+        f"tree depth {chosen.gamma}, top-{chosen.branches}, {chosen.nodes} nodes"
+    lines.append(f"fastest size: {shape}, E = {chosen.expected_tokens:.2f} tokens per iteration, "
+                 f"{chosen.tokens_per_s:.1f} tokens/s predicted")
+    return "\n".join(lines)
 
 
 def sizing_stream(target: LoadedModel, drafter: Drafter) -> Iterator[Sizing]:

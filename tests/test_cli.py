@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
+from dataclasses import replace
 
 import pytest
 from test_tree_size import CPU_CURVE, cost, flat, write_sizing
@@ -12,7 +14,8 @@ from specviz import load_model, load_trace
 from specviz.cli import main
 from specviz.decoder_process import ModelSpec
 from specviz.drafters import default_drafter, drafter_name, eagle
-from specviz.verify_cost import Setup
+from specviz.tree_size import acceptance_key
+from specviz.verify_cost import KEY, SIZES, Setup
 
 PROMPT = "Repeat exactly: the red fox, the red fox, the red fox."
 
@@ -167,3 +170,22 @@ def test_the_default_gamma_is_the_chain_measured_for_the_pair(tiny_llama_dirs, t
     assert gamma() == 4                                   # nothing measured yet
     write_sizing(Setup.of(load_model(target)), drafter_name("ngram"), flat([0.8, 0.1, 0.05, 0.0]), cost(CPU_CURVE))
     assert gamma() == 7 and gamma("--gamma", "3") == 3   # γ 5 leads γ 7 by 1.4%: a tie (tree_size.TIE)
+
+
+def test_sizing_shows_the_cached_measurements_and_takes_them_again(tiny_llama_dirs, tmp_path, monkeypatch, capsys,
+                                                                    kept_threads):
+    monkeypatch.setenv("SPECVIZ_CACHE", str(tmp_path / "cache"))
+    target = str(tiny_llama_dirs[0])
+    setup = replace(Setup.of(load_model(target)), threads=1)
+    write_sizing(setup, drafter_name("ngram"), flat([0.8, 0.1, 0.05, 0.0]), cost(CPU_CURVE))
+    argv = ["sizing", "--target", target, "--drafter", "ngram", "--threads", "1"]
+    assert main(argv) == 0
+    out = capsys.readouterr().out   # read back as kept, nothing measured
+    assert "drafter step 2.00 ms" in out and "  1: 0.80 0.10 0.05 0.00   (100)" in out and "fastest size:" in out
+    assert main(argv + ["--again"]) == 0
+    out = capsys.readouterr().out
+    assert out.count("dropped ") == 2 and "(100)" not in out
+    assert json.loads(setup.path(KEY).read_text())["sizes"] == list(SIZES)   # measured anew, at today's sizes
+    assert json.loads(setup.path(acceptance_key(drafter_name("ngram"))).read_text())["samples"] != [100] * 8
+    assert main(["sizing", "--target", target, "--drafter", "none"]) == 2
+    assert "name a drafter with --drafter" in capsys.readouterr().err
