@@ -177,7 +177,11 @@ def _draft(trace: Trace, index: int) -> LessonStep:
     title = "The drafter proposes"
     if not it.drafted:
         why = ("the run has no drafter: this is plain target decoding" if trace.drafter.startswith("none") else
-               "the drafter proposed nothing this time (or the run starts with one target step)")
+               "the run starts with the target's pass over the prompt, which emits the first token: a drafter "
+               "that reads the target's hidden states (the EAGLE head, the blockwise heads) drafts only once that "
+               "pass has computed them" if index == 0 else
+               "the drafter proposed nothing this time (nothing to copy, or an adaptive run predicted no draft "
+               "faster)")
         return LessonStep(title, f"<p>No draft in this iteration: {html.escape(why)}. The target makes one ordinary "
                           "step and emits one token.</p>", "What would a drafter have to do for this step to emit "
                           "more than one token?")
