@@ -67,7 +67,8 @@ def describe(sizing: Sizing) -> str:
              f"{cost.threads} thread(s)):", f"  {'m':>18}: " + " ".join(f"{m:>6}" for m in cost.sizes)]
     for curve in (cost, cost.longer):
         if curve is not None:
-            lines.append(f"  {f'over {curve.context} cached':>18}: " + " ".join(f"{t * 1000:6.1f}" for t in curve.seconds))
+            label = f"over {curve.context} cached"
+            lines.append(f"  {label:>18}: " + " ".join(f"{t * 1000:6.1f}" for t in curve.seconds))
     lines += [f"drafter step {acc.draft_step * 1000:.2f} ms, an iteration's fixed work {acc.overhead * 1000:.2f} ms",
               "acceptance by depth (rows) and rank (columns), with the nodes behind each row:"]
     lines += [f"  {d + 1}: " + " ".join(f"{p:.2f}" for p in row) + f"   ({n})"
