@@ -104,7 +104,7 @@ def test_target_steps_and_no_drafter():
     trace = make_trace()
     steps = charts.lesson_steps(trace, 0)  # iteration 0 is a plain target step
     assert "No draft" in steps[DRAFT].body and "Nothing to test" in steps[TEST].body
-    assert "the target's pass over the prompt, which emits the first token" in steps[DRAFT].body
+    assert "pass over the prompt, which emits the first token" in steps[DRAFT].body
     assert "target's own token" in steps[FINAL].title
     plain = Trace("prompt", [0], "target", "none (baseline)", DecodeSettings(), iterations=[trace.iterations[0]],
                   generated_ids=[1], wall_time=0.1)
