@@ -142,8 +142,8 @@ class Run:
         if self.observe is None:
             logits = self.lm.logits(fed, last=len(drafted) + 1, parents=draft.parents)
         else:   # the prefill's hidden states cover the whole prompt, each later pass's the new tokens
-            rows = len(fed) if prefill else len(drafted) + 1
-            logits, hidden = self.lm.logits(fed, last=len(drafted) + 1, hidden=rows, parents=draft.parents,
+            states = len(fed) if prefill else len(drafted) + 1
+            logits, hidden = self.lm.logits(fed, last=len(drafted) + 1, hidden=states, parents=draft.parents,
                                             layers=self.layers)
         logits = logits[:, : self.vocab]
         t2 = self.clock.now()
