@@ -28,10 +28,15 @@ CALIBRATION = ("Explain why the sky is blue in two sentences.",
                "Correct the spelling in this sentence: Teh quick brwon fox jumpd over teh lazy dog.")
 
 
+def acceptance_path(target: LoadedModel, drafter: Drafter) -> Path:
+    """Where the drafter's acceptance beside this target (`calibrate`) is kept."""
+    return verify_cost.cache_path(target, tree_size.acceptance_key(drafter.name, drafter.weights))
+
+
 def calibrate(target: LoadedModel, drafter: Drafter, tokens: int = 48) -> Acceptance:
     """The drafter's acceptance by depth and rank, from greedy chains of the deepest searched depth on
     four short prompts of its own (chat, code, a copy-edit); cached beside the verify-cost curve."""
-    path = verify_cost.cache_path(target, tree_size.acceptance_key(drafter.name, drafter.weights))
+    path = acceptance_path(target, drafter)
     if path.is_file():
         return Acceptance(**json.loads(path.read_text()))
     settings = DecodeSettings(gamma=max(tree_size.DEPTHS), temperature=0.0, max_new_tokens=tokens)
@@ -50,9 +55,8 @@ def forget(target: LoadedModel, drafter: Drafter) -> list[Path]:
     """Drop the pair's cached measurements (the target's verify-cost curve and the drafter's acceptance), so
     the next `size_for` measures them again; the paths dropped. Each is measured once and kept, so one taken
     while other work ran (a second decoder, a training run) would price every later run's drafts wrongly: a
-    drafter step measured at 3.8 ms on a busy machine took 2.1 ms on an idle one."""
-    paths = [verify_cost.cache_path(target, verify_cost.KEY),
-             verify_cost.cache_path(target, tree_size.acceptance_key(drafter.name, drafter.weights))]
+    drafter step measured at 3.8 ms on a busy machine took 2.0 ms on an idle one."""
+    paths = [verify_cost.cache_path(target, verify_cost.KEY), acceptance_path(target, drafter)]
     dropped = [path for path in paths if path.is_file()]
     for path in dropped:
         path.unlink()
