@@ -10,6 +10,7 @@ from pages.ui.linked import linked_view
 from specviz import SpecvizError, charts
 from specviz.drafters import STANDALONE_KINDS
 from specviz.sizing import sizing_stream
+from specviz.sizing import warnings as sizing_warnings
 from specviz.sweep import benchmark_points, drafter_comparison, gamma_sweep
 
 controls.sidebar()  # drawn by each page, so a page opened on its own still has it
@@ -92,6 +93,8 @@ if st.button("Measure tree sizes for this pair", key="run_sizing"):
         st.session_state.sizing = sized[0][0]
 if st.session_state.get("sizing") is not None:
     st.plotly_chart(charts.sizing_chart(st.session_state.sizing), key="sizing_chart")
+    for warning in sizing_warnings(st.session_state.sizing):
+        st.warning(warning)
 
 trace = state.require_trace()
 st.subheader(f"Where drafts die in the current trace (γ = {trace.settings.gamma})")

@@ -192,14 +192,17 @@ def load_models(args: argparse.Namespace):
     """The target, the drafter and the run's settings the arguments name, prepared for the run
     (`sizing.prepare`: an auto size resolved); with no --gamma, γ is the chain measured fastest for this
     pair on this machine, if any."""
-    from specviz.sizing import prepare
+    from specviz.sizing import prepare, warnings
     from specviz.tree_size import measured_gamma
 
     target, drafter = load_pair(args)
     settings = settings_from_args(args)
     if args.gamma is None:
         settings = replace(settings, gamma=measured_gamma(target, drafter) or settings.gamma)
-    return target, drafter, prepare(target, drafter, settings)
+    prepared = prepare(target, drafter, settings)
+    for warning in warnings(prepared.sizing) if prepared.sizing is not None else []:
+        print(f"warning: {warning}", file=sys.stderr)
+    return target, drafter, prepared
 
 
 def drafter_kind(args: argparse.Namespace) -> str:

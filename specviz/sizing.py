@@ -15,6 +15,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from specviz import tree_size, verify_cost
+from specviz.contention import Contention, warning
 from specviz.decoder import generate
 from specviz.drafters.base import Drafter
 from specviz.limits import NO_LIMITS
@@ -40,8 +41,9 @@ def calibrate(target: LoadedModel, drafter: Drafter, tokens: int = 48) -> Accept
     if path.is_file():
         return Acceptance(**json.loads(path.read_text()))
     settings = DecodeSettings(gamma=max(tree_size.DEPTHS), temperature=0.0, max_new_tokens=tokens)
-    acc = tree_size.acceptance([generate(target, drafter, prompt, settings, limits=NO_LIMITS)
-                                for prompt in CALIBRATION])
+    busy = Contention()
+    traces = [generate(target, drafter, prompt, settings, limits=NO_LIMITS) for prompt in CALIBRATION]
+    acc = replace(tree_size.acceptance(traces), others=busy.others())
     verify_cost.keep(path, acc)
     return acc
 
@@ -81,7 +83,17 @@ def describe(sizing: Sizing) -> str:
         f"tree depth {chosen.gamma}, top-{chosen.branches}, {chosen.nodes} nodes"
     lines.append(f"fastest size: {shape}, E = {chosen.expected_tokens:.2f} tokens per iteration, "
                  f"{chosen.tokens_per_s:.1f} tokens/s predicted")
-    return "\n".join(lines)
+    if cost.others is not None and acc.others is not None:
+        lines.append(f"other processes kept {cost.others:.2f} cores busy while the curve was measured, "
+                     f"{acc.others:.2f} while the drafter was")
+    return "\n".join(lines + [f"warning: {w}" for w in warnings(sizing)])
+
+
+def warnings(sizing: Sizing) -> list[str]:
+    """What to distrust in the pair's measurements: each one timed while other processes kept the machine busy."""
+    found = [warning("the target's verify-cost curve", sizing.cost.others),
+             warning("the drafter's step", sizing.acceptance.others)]
+    return [w for w in found if w is not None]
 
 
 def sizing_stream(target: LoadedModel, drafter: Drafter) -> Iterator[Sizing]:

@@ -69,6 +69,7 @@ class Acceptance:
     draft_step: float         # seconds of one drafter step
     samples: list[int]        # tested nodes behind each depth's row
     overhead: float = 0.0     # seconds of an iteration's fixed work: sampling, verifying, a model-free draft
+    others: float | None = None   # cores other processes kept busy while it was timed (`contention`)
 
 
 @dataclass

@@ -37,6 +37,7 @@ from pathlib import Path
 
 import torch
 
+from specviz.contention import Contention
 from specviz.device import Clock
 from specviz.kv_cache import CachedLM
 from specviz.models import LoadedModel, cache_dir
@@ -57,6 +58,7 @@ class VerifyCost:
     seconds: list[float]        # median seconds of one pass over m new tokens, made non-decreasing (`monotone`)
     context: int = CONTEXT      # the cached tokens each pass attended to
     longer: VerifyCost | None = None   # the same sizes measured over a longer context
+    others: float | None = None        # cores other processes kept busy meanwhile (`contention`); None: not known
 
     def __post_init__(self):
         self.seconds = monotone(self.seconds)
@@ -121,6 +123,7 @@ def measure(target: LoadedModel, sizes: tuple[int, ...] = SIZES, rounds: int = 9
         prefixes.append(prefix)
     pairs = [(c, m) for c in range(len(contexts)) for m in sizes]
     times: dict[tuple[int, int], list[float]] = {pair: [] for pair in pairs}
+    contention = Contention()
     for _ in range(rounds + 1):                      # the first round warms up and is dropped
         for c, m in [pairs[i] for i in torch.randperm(len(pairs), generator=generator).tolist()]:
             new = torch.randint(0, vocab, (m,), generator=generator).tolist()
@@ -128,11 +131,11 @@ def measure(target: LoadedModel, sizes: tuple[int, ...] = SIZES, rounds: int = 9
             # the cache keeps the context: each pass feeds only the m new tokens
             models[c].logits(prefixes[c] + new, last=m, parents=[-1] * m if m > 1 else None)
             times[c, m].append(clock.now() - start)
-    cost = None
+    cost, others = None, contention.others()
     for c in reversed(range(len(contexts))):
         cost = VerifyCost(target.name, str(target.device), str(target.dtype).removeprefix("torch."),
                           torch.get_num_threads(), list(sizes), [statistics.median(times[c, m][1:]) for m in sizes],
-                          contexts[c], cost)
+                          contexts[c], cost, others)
     return cost
 
 

@@ -11,6 +11,7 @@ from apps import MODEL_TIMEOUT, use_tiny_pair
 from streamlit.testing.v1 import AppTest
 from test_charts import make_trace
 
+from specviz import contention
 from specviz.charts.linked import PICK
 from specviz.study import KINDS, Study, Variant
 
@@ -146,3 +147,15 @@ def test_gamma_sweep_and_spec_grid(tiny_pair):
     assert [r.varied for r in rows] == [{}, {"beta": 1, "tau": 1.0}, {"beta": 3, "tau": 1.0}]
     assert rows[1].match_rate == 1.0  # β = 1 is greedy verification: the target's own greedy output
     assert app.dataframe
+
+
+def test_sizing_a_pair_draws_it_and_warns_when_it_was_timed_beside_other_work(tiny_pair, monkeypatch):
+    monkeypatch.setattr(contention, "BUSY_CORES", -1.0)   # every measurement counts as taken beside other work
+    app = tiny_pair
+    app.switch_page("pages/speedup.py").run()
+    app.button(key="run_sizing").click().run()
+    assert not app.exception and not app.error
+    assert "sizing_chart" in [chart.key for chart in app.get("plotly_chart")]
+    busy = [w.value for w in app.warning if "measured while other processes kept" in w.value]
+    assert [w.split(" was ")[0] for w in busy] == ["the target's verify-cost curve", "the drafter's step"]
+    assert all(w.endswith("(python -m specviz sizing --again)") for w in busy)

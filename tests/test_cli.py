@@ -177,14 +177,18 @@ def test_sizing_shows_the_cached_measurements_and_takes_them_again(tiny_llama_di
     monkeypatch.setenv("SPECVIZ_CACHE", str(tmp_path / "cache"))
     target = str(tiny_llama_dirs[0])
     setup = replace(Setup.of(load_model(target)), threads=1)
-    write_sizing(setup, drafter_name("ngram"), flat([0.8, 0.1, 0.05, 0.0]), cost(CPU_CURVE))
+    busy = replace(flat([0.8, 0.1, 0.05, 0.0]), others=1.5)   # timed beside other work
+    write_sizing(setup, drafter_name("ngram"), busy, cost(CPU_CURVE))
     argv = ["sizing", "--target", target, "--drafter", "ngram", "--threads", "1"]
     assert main(argv) == 0
     out = capsys.readouterr().out   # read back as kept, nothing measured
     assert "drafter step 2.00 ms" in out and "  1: 0.80 0.10 0.05 0.00   (100)" in out and "fastest size:" in out
+    assert "warning: the drafter's step was measured while other processes kept 1.5 of" in out
+    assert "sizing --again" in out and "verify-cost curve was measured" not in out
     assert main(argv + ["--again"]) == 0
     out = capsys.readouterr().out
     assert out.count("dropped ") == 2 and "(100)" not in out
+    assert "cores busy while the curve was measured" in out   # the new measurements say how busy the machine was
     assert json.loads(setup.path(KEY).read_text())["sizes"] == list(SIZES)   # measured anew, at today's sizes
     assert json.loads(setup.path(acceptance_key(drafter_name("ngram"))).read_text())["samples"] != [100] * 8
     assert main(["sizing", "--target", target, "--drafter", "none"]) == 2

@@ -26,7 +26,7 @@ from specviz.decoder_process import DecoderProcess, ModelSpec
 from specviz.errors import SpecvizError
 from specviz.packed_linear import PackedLinear
 from specviz.settings import DecodeSettings
-from specviz.sizing import prepare
+from specviz.sizing import prepare, warnings
 from specviz.tree import parse_shape
 from specviz.tree_size import DEPTHS
 
@@ -168,6 +168,7 @@ def run_bench(args: argparse.Namespace) -> None:
                                                             auto_size=trees_too))
                 methods.append(replace(engine_method(target, drafter, kind, prepared.settings, chat, held,
                                                      sizing=prepared.sizing), prompts=subset))
+            notes += [f"The adaptive {kind} runs' sizing: {warning}." for warning in warnings(prepared.sizing)]
     if "ngram" in kinds and not args.no_hf:
         notes.append("Both n-gram drafters match up to 3-grams and copy after the first (leftmost) match, so they "
                      "propose the same drafts.")
