@@ -120,6 +120,14 @@ def test_a_feature_drafter_starts_with_the_targets_token_from_the_prefill(embedd
     assert run.trace.generated_ids == references[PROMPTS[0]]
 
 
+@pytest.mark.parametrize("kind", ["eagle", "medusa"])
+def test_a_feature_drafter_called_by_hand_says_where_its_features_come_from(embedded, kind):
+    drafter = build_drafter(kind, embedded)
+    drafter.begin(embedded.encode_prompt(PROMPTS[0]))
+    with pytest.raises(SpecvizError, match=r"target's features and ha(s|ve) none: run (it|them) through the decoder"):
+        drafter.propose([], 2, Warper(DecodeSettings()), torch.Generator())
+
+
 @pytest.mark.parametrize("kind", KINDS)
 def test_lossless_rule_with_trained_q_reproduces_p(embedded, drafters, kind):
     """With the drafter's real q (zero outside its vocabulary), accepted-or-resampled tokens follow p."""

@@ -149,8 +149,9 @@ class EagleDrafter(Drafter):
         self.features = [feats]
         known = feats.shape[0]  # the last token's feature is not known yet
         if known == 0 or known != len(seq) - 1:
-            raise SpecvizError(f"the EAGLE head needs the target's features of all {len(seq) - 1} committed "
-                               f"positions but has {known}: run it through the decoder, which hands them over")
+            had = "none" if known == 0 else f"{known} of the {len(seq) - 1} committed positions before the newest"
+            raise SpecvizError(f"the EAGLE head drafts from the target's features and has {had}: run it through "
+                               f"the decoder, whose first iteration (the prompt's prefill) hands them over")
         if self.cache is None:   # the first draft: the head reads the last WINDOW positions at most
             self.start = self.cached = max(0, known - WINDOW)
         else:

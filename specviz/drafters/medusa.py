@@ -89,8 +89,10 @@ class MedusaDrafter(Drafter):
                 confidence: float = 0.0, branches: int = 1, nodes: int = 0) -> Draft:
         committed = len(self.prompt) + len(generated)
         if self.last is None or self.known != committed - 1:
-            raise SpecvizError(f"the blockwise heads need the target's features of all {committed - 1} committed "
-                               f"positions but have {self.known}: run them through the decoder, which hands them over")
+            had = "none" if self.last is None else \
+                f"{self.known} of the {committed - 1} committed positions before the newest"
+            raise SpecvizError(f"the blockwise heads draft from the target's features and have {had}: run them "
+                               f"through the decoder, whose first iteration (the prompt's prefill) hands them over")
         logits = spread(self.heads.logits(self.heads(self.last)), self.heads.vocab, self.vocab)
         return block_draft(logits, gamma, warper, generator, confidence, branches, nodes)
 
