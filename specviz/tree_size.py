@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import heapq
 import json
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from specviz.device import pick_device, pick_dtype
@@ -56,11 +56,12 @@ TIE = 0.02         # predicted rates this close to the fastest are a tie, broken
 
 def acceptance_key(drafter: str, weights: str = "") -> str:
     """What the acceptance of the drafter named `drafter`, loaded from the weights of digest `weights`
-    (`Drafter.weights`), is kept as (`Setup.path`), beside the cost curve (v4: the EAGLE head drafts in
+    (`Drafter.weights`), is kept as (`Setup.path`), beside the cost curve (v5: each chain situation's copy
+    measured on its own, `Acceptance.situations`; v4: the EAGLE head drafts in
     bfloat16 on a CPU that computes it in hardware, so its step costs less; v3: a chain of prompt lookup
     + EAGLE copies only after a match of two tokens or more; v2: rows shrunk toward the row above, and the
     per-iteration overhead)."""
-    return f"acceptance-v4-{drafter}" + (f"-{weights}" if weights else "")
+    return f"acceptance-v5-{drafter}" + (f"-{weights}" if weights else "")
 
 
 @dataclass
@@ -70,6 +71,7 @@ class Acceptance:
     samples: list[int]        # tested nodes behind each depth's row
     overhead: float = 0.0     # seconds of an iteration's fixed work: sampling, verifying, a model-free draft
     others: float | None = None   # cores other processes kept busy while it was timed (`contention`)
+    situations: dict[str, list[list[float]]] = field(default_factory=dict)   # a chain situation's own `rank`
 
 
 @dataclass
@@ -107,10 +109,17 @@ def acceptance(traces: list[Trace], depths: int = max(DEPTHS), ranks: int = max(
                 samples[d] += 1
                 if target in node.q_top.ids[:ranks]:
                     counts[d][node.q_top.ids.index(target)] += 1
+    return Acceptance(shrunk(counts, samples), steps / calls if calls else 0.0, samples,
+                      fixed / iterations if iterations else 0.0)
+
+
+def shrunk(counts: list[list[int]], samples: list[int]) -> list[list[float]]:
+    """Rows of hits over tries by depth: the first depth's its own, each deeper one
+    (hits + PRIOR_NODES · row above) / (tries + PRIOR_NODES)."""
     rows = [[c / samples[0] if samples[0] else 0.0 for c in counts[0]]]
-    for d in range(1, depths):
+    for d in range(1, len(counts)):
         rows.append([(c + PRIOR_NODES * above) / (samples[d] + PRIOR_NODES) for c, above in zip(counts[d], rows[-1])])
-    return Acceptance(rows, steps / calls if calls else 0.0, samples, fixed / iterations if iterations else 0.0)
+    return rows
 
 
 def expected_by_budget(acc: Acceptance, gamma: int, branches: int, most: int) -> list[float]:

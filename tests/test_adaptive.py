@@ -129,6 +129,17 @@ def test_a_sampled_run_teaches_rank_0_the_chance_it_was_kept_with():
     assert adaptive.evidence(state).hits[1][0] == pytest.approx(memory * prior / 2 + 0.8)
 
 
+def test_a_copying_situation_starts_at_the_copys_own_table():
+    """The sizing measures the copy alone in each chain situation; the policy starts there, not at the
+    drafter's table, so the first copy of a run is drafted as deep as copies go."""
+    acc = replace(flat(0.02), situations={"match 3": [[0.95, 0.0, 0.0, 0.0]] * 8})
+    space = replace(CHAINS, chains=frozenset({"match 2", "match 3"}))
+    state = adaptive.start(acc, ONE_THREAD, space)
+    assert adaptive.choose(state, 64, "match 3").gamma == CHAINS.depth
+    assert adaptive.choose(state, 64, "match 2").gamma == 0   # not measured: the drafter's table
+    assert adaptive.estimates(state, "match 3").rank[0][0] == pytest.approx(0.95)
+
+
 def test_each_situation_learns_its_own_table():
     """Hits after a long match and misses after a short one: the long match is drafted deep, the short
     one not at all, from one state."""

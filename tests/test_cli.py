@@ -188,7 +188,8 @@ def test_sizing_shows_the_cached_measurements_and_takes_them_again(tiny_llama_di
     assert main(argv + ["--again"]) == 0
     out = capsys.readouterr().out
     assert out.count("dropped ") == 2 and "(100)" not in out
-    assert "cores busy while the curve was measured" in out   # the new measurements say how busy the machine was
+    # the new measurements say how busy the machine was
+    assert "cores busy while the verify-cost curve was measured" in out and "while the drafter was measured" in out
     assert json.loads(setup.path(KEY).read_text())["sizes"] == list(SIZES)   # measured anew, at today's sizes
     assert json.loads(setup.path(acceptance_key(drafter_name("ngram"))).read_text())["samples"] != [100] * 8
     assert main(["sizing", "--target", target, "--drafter", "none"]) == 2

@@ -118,7 +118,7 @@ def test_prompt_lookup_branches_on_every_distinct_continuation(embedded):
     assert draft.tokens.tolist() == [2, 5, 1, 3, 5, 1, 4, 5] and draft.parents == [-1, 0, 1, -1, 3, 4, 0, 6]
     assert torch.equal(draft.q.argmax(-1), draft.tokens) and torch.equal(draft.q.sum(-1), torch.ones(8))
     chain = drafter.propose([], 3, warper, generator, branches=1)
-    assert chain.tokens.tolist() == [2, 5, 1] and is_chain(chain.parents)
+    assert chain.tokens.tolist() == [2, 5, 1] and is_chain(chain.parents) and drafter.copy([], 3) == [2, 5, 1]
     assert len(drafter.propose([], 3, warper, generator, branches=3, nodes=4).tokens) == 4
 
 
@@ -134,6 +134,7 @@ def test_prompt_lookup_tells_how_long_a_match_it_found(embedded):
     assert drafter.situation([9, 5, 1, 2]) == "match 3"
     assert drafter.propose([9, 5, 1, 2], 2, warper, generator).tokens.tolist() == [6, 7]
     assert drafter.propose([9, 5, 1, 2, 6], 2, warper, generator).tokens.tolist() == [7, 8]
+    assert drafter.copy([9, 5, 1, 2], 2) == [6, 7] and drafter.copy([9], 2) == []
 
 
 def test_a_chain_of_the_mixed_drafter_copies_only_after_a_match_of_two_tokens_or_more(drafters, monkeypatch):

@@ -7,10 +7,18 @@ import os
 from dataclasses import asdict, replace
 
 import pytest
+import torch
 
-from specviz import adaptive, load_model, theory, tree_size, verify_cost
+from specviz import adaptive, load_model, sizing, theory, tree_size, verify_cost
 from specviz.device import pick_device, pick_dtype
-from specviz.drafters import default_drafter, drafter_name, weights_digest, weights_file
+from specviz.drafters import (
+    DraftModelDrafter,
+    NgramDrafter,
+    default_drafter,
+    drafter_name,
+    weights_digest,
+    weights_file,
+)
 from specviz.models import EMBEDDED_NAME
 from specviz.settings import DecodeSettings
 from specviz.trace import DraftStep, Iteration, TopK, Trace
@@ -241,3 +249,16 @@ def test_the_iterations_fixed_work_is_part_of_its_time():
     c = ONE_THREAD
     size = tree_size.predict(with_overhead, c, 2, 1, 2)
     assert size.tokens_per_s == pytest.approx(size.expected_tokens / (0.01 + 2 * 0.0057 + c.at(3)))
+
+
+def test_each_copying_situation_is_measured_at_every_position_of_the_answers():
+    """The copy after prompt + answer[:i], for every i, against the answer's next tokens."""
+    drafter = NgramDrafter(16, torch.device("cpu"))
+    trace = Trace("", [1, 2, 3, 4, 5, 6, 7], "t", "ngram", DecodeSettings(), generated_ids=[9, 2, 3, 4, 5, 6, 8])
+    tables = sizing.copy_acceptance(drafter, [trace])
+    # after "9 2 3" (a 2-token match) the copy "4 5 6 7" is right three times; after "2 3 4", "3 4 5" and
+    # "4 5 6" (3-token matches) the copies "5 6 7", "6 7" and "7" get two, one and none right
+    assert set(tables) == {"match 2", "match 3"}
+    assert [row[0] for row in tables["match 2"][:3]] == [1.0, 1.0, 1.0] and tables["match 2"][3][0] < 1.0
+    assert tables["match 3"][0][0] == pytest.approx(2 / 3) and all(row[1:] == [0.0] * 3 for row in tables["match 3"])
+    assert sizing.copy_acceptance(DraftModelDrafter.__new__(DraftModelDrafter), [trace]) == {}   # copies nothing

@@ -75,6 +75,11 @@ class Drafter:
     long match): the adaptive policy drafts only chains there, and prices them with no drafter step, since its
     chain of γ nodes there is the copy, which runs no model."""
 
+    def copy(self, generated: list[int], gamma: int) -> list[int]:
+        """The chain of at most γ tokens the drafter copies after prompt + generated in a `chain_situations`
+        one, running no model (the sizing measures each chain situation's acceptance with it); none here."""
+        return []
+
     def observe(self, hidden: torch.Tensor) -> None:
         """The target's hidden states [m, len(feature_layers)·d] of the next m committed positions, in
         order; the decoder computes and hands them over only when `reads_features`."""

@@ -45,6 +45,9 @@ class MixedDrafter(Drafter):
         drafting, more than the head's guesses do."""
         return self.lookup.situation(generated)
 
+    def copy(self, generated: list[int], gamma: int) -> list[int]:
+        return self.lookup.copy(generated, gamma)
+
     def propose(self, generated: list[int], gamma: int, warper: Warper, generator: torch.Generator,
                 confidence: float = 0.0, branches: int = 1, nodes: int = 0) -> Draft:
         """The lookup's first continuation, then the head's tree (with what is left of the budget N)

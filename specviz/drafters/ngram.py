@@ -41,9 +41,7 @@ class NgramDrafter(Drafter):
                 confidence: float = 0.0, branches: int = 1, nodes: int = 0) -> Draft:
         """The looked-up continuations as a trie; a one-hot q is never unsure, so `confidence`
         never stops it."""
-        seq = self.prompt + generated
-        n, starts = self._match(generated)
-        tokens, parents = trie([seq[start + n:start + n + gamma] for start in starts], branches, nodes)
+        tokens, parents = trie(self._continuations(generated, gamma), branches, nodes)
         if not tokens:
             return empty_draft(self.vocab, self.device)
         ids = torch.tensor(tokens, device=self.device)
@@ -51,6 +49,15 @@ class NgramDrafter(Drafter):
         q[torch.arange(len(tokens), device=self.device), ids] = 1.0
         return Draft(ids, q, parents=parents)
 
+    def copy(self, generated: list[int], gamma: int) -> list[int]:
+        """The chain `propose` drafts: the first continuation, extended by any later one that starts with it."""
+        return trie(self._continuations(generated, gamma), 1, 0)[0]
+
+    def _continuations(self, generated: list[int], gamma: int) -> list[list[int]]:
+        """The γ tokens after each earlier occurrence of the matched suffix, leftmost first."""
+        seq = self.prompt + generated
+        n, starts = self._match(generated)
+        return [seq[start + n:start + n + gamma] for start in starts]
 
     def _match(self, generated: list[int]) -> tuple[int, list[int]]:
         """`matches` of prompt + generated, once per length of `generated` (asked by `situation`, then
