@@ -29,23 +29,21 @@ included, fades by `MEMORY` per new try (a moving average, as SGLang's adaptive 
 the estimates follow the text as it changes from prose to a copied passage and back, and a prior the
 text contradicts is forgotten.
 
-A drafter may know something of its chances before it drafts (`Drafter.situation`): prompt lookup
-finds a 3-token match or only a 1-token one, and copies far more of the first; the mixed tree's chain
-copies only after a match of 2 or 3 tokens and is the head's otherwise. The policy keeps one table per
+A drafter may know something of its chances before it drafts (`Drafter.situation`): prompt lookup finds
+a 3-token match or only a 1-token one, and copies far more of the first; the mixed tree's chain copies
+only after a match of 2 or 3 tokens and is the head's otherwise. The policy keeps one table per
 situation, so a long match is drafted deep while a short one's copy stays short. A situation where the
-drafter copies (`Drafter.chain_situations`) starts at the copy's own acceptance, which the sizing measures
-at every position of its calibration answers (`sizing.copy_acceptance`); the others at the drafter's table.
-A run meets too few copies to learn them from the drafter's table: started there, a copy after a 3-token
-match was priced at 2.3 tokens an iteration where it got 4.3 (training-corpus prompts, greedy). In those
-situations only chains are searched: the copy is the one continuation worth verifying, and each of the
-head's alternatives beside it widens the target pass. Searched as trees, those situations kept the alternatives their
-estimates, started at the one calibrated table, still credited (held-out prompts, greedy, the target
-alone's speed as 1: multi-turn 1.9× as trees there, 2.3× with chains; translation 2.4× and 3.0×;
-rewriting 1.6× either way). The policy's chain there has a budget of γ nodes, which a copy of γ tokens
-fills alone, running no drafter model, so it is priced with no drafter steps (a copy that runs out
-before γ is topped up by the head, whose steps this leaves unpriced): charged γ head steps, copy
-iterations were predicted at 61-68 ms where they measured 43-47 ms (the speed moved less than the
-run-to-run spread, `benchmarks/copy-pricing.md`).
+drafter copies (`Drafter.chain_situations`) starts at the copy's own acceptance, which the sizing
+measures at every position of its calibration answers (`sizing.copy_acceptance`, which says why); the
+others at the drafter's table. In those situations only chains are searched: the copy is the one
+continuation worth verifying, and each of the head's alternatives beside it widens the target pass.
+Searched as trees, those situations kept the alternatives their estimates, started at the one calibrated
+table, still credited (held-out prompts, greedy, the target alone's speed as 1: multi-turn 1.9× as trees
+there, 2.3× with chains; translation 2.4× and 3.0×; rewriting 1.6× either way). The policy's chain there
+has a budget of γ nodes, which a copy of γ tokens fills alone, running no drafter model, so it is priced
+with no drafter steps (a copy that runs out before γ is topped up by the head, whose steps this leaves
+unpriced): charged γ head steps, copy iterations were predicted at 61-68 ms where they measured 43-47 ms
+(the speed moved less than the run-to-run spread, `benchmarks/copy-pricing.md`).
 
 A draft must be predicted at least `MARGIN` faster than the target alone. The time model counts the
 drafter's steps and the verify pass, not the EAGLE head's catch-up over the positions it did not draft

@@ -159,8 +159,8 @@ def candidates(acc: Acceptance, cost: VerifyCost, depth: int = max(DEPTHS), bran
     depth, top-k and budget. The adaptive policy searches before most iterations, so each budget's pass is
     priced once here, not once per depth and top-k (1.2 ms a search before, 2% of an iteration)."""
     depths = [g for g in DEPTHS if g <= depth]
-    verify = {n: cost.at(n + 1) for n in {*depths, *(n for n in BUDGETS if n <= nodes)}}
-    sizes = [timed(acc, verify[g], g, 1, g, expected_tokens(acc, g, 1, g)) for g in depths]
+    verify = {n: cost.at(n + 1) for n in BUDGETS if n <= nodes}
+    sizes = [predict(acc, cost, g, 1, g) for g in depths]
     for g in depths:
         for k in (k for k in BRANCHES if 1 < k <= branches):
             es = expected_by_budget(acc, g, k, nodes)
