@@ -41,6 +41,8 @@ class Example:
     settings: DecodeSettings
     study: str = ""            # "" for a single run, else "comparison", "gamma sweep" or "grid"
     values: dict = field(default_factory=dict)   # the sweep's or grid's values
+    rounds: int = 1            # a comparison's or sweep's runs are each timed this often, interleaved
+    adaptive: bool = False     # a sweep's last run: adaptive chains up to the largest γ
 
     @property
     def path(self) -> Path:
@@ -56,11 +58,12 @@ PACK = (
             "copying text pays.", RENAME, "ngram", replace(GREEDY, gamma=8, max_new_tokens=96)),
     Example("greedy-race", "Greedy: the target alone against speculative decoding",
             "Greedy speculative decoding reproduces the target's own greedy text token for token, sooner: race "
-            "the two runs.", CHAT, "eagle", GREEDY, study="comparison"),
+            "the two runs.", CHAT, "eagle", GREEDY, study="comparison", rounds=3),
     Example("gamma-sweep", "A γ sweep: measured speedup beside Leviathan et al.'s curves",
             "How long a draft pays: measured speedup and tokens per iteration per γ, against S(γ) and E(γ) through "
-            "the measured α̂ and c.", CHAT, "eagle", replace(SAMPLED, max_new_tokens=64), study="gamma sweep",
-            values={"gammas": [1, 2, 3, 4, 6, 8]}),
+            "the measured α̂ and c, and a run that chooses its draft length as it goes.", CHAT, "eagle",
+            replace(SAMPLED, max_new_tokens=64), study="gamma sweep", values={"gammas": [1, 2, 3, 4, 6, 8]},
+            rounds=3, adaptive=True),
     Example("beta-tau-grid", "A β × τ grid: SpecDec's Table 4 on one prompt",
             "Spec-Verification trades agreement with the target's greedy output for accepted tokens: Tok. and "
             "match rate per β and τ.", CODE, "eagle", replace(GREEDY, max_new_tokens=48), study="grid",
@@ -104,13 +107,14 @@ def build(out: Path = FOLDER, names: list[str] | None = None,
         drafter = build_drafter(e.drafter, target)
         generate(target, drafter, e.prompt, replace(e.settings, max_new_tokens=4))  # warm-up: first-call costs
         if e.study == "gamma sweep":
-            runs = gamma_sweep(target, drafter, e.prompt, e.settings, e.values["gammas"])
+            runs = gamma_sweep(target, drafter, e.prompt, e.settings, e.values["gammas"], adaptive=e.adaptive,
+                               repeats=e.rounds)
         elif e.study == "grid":
             runs = beta_tau_grid(target, drafter, e.prompt, e.settings, e.values["betas"], e.values["taus"])
         elif e.study == "drafters":
             runs = drafter_comparison(target, drafter, e.prompt, e.settings, e.values["kinds"])
         elif e.study == "comparison":
-            runs = run_study(target, drafter, e.prompt, "comparison", e.settings, e.settings, [{}])
+            runs = run_study(target, drafter, e.prompt, "comparison", e.settings, e.settings, [{}], repeats=e.rounds)
         else:
             runs = iter([generate(target, drafter, e.prompt, e.settings)])
         for record in runs:

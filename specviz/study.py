@@ -97,8 +97,9 @@ class Study:
                       v.trace, self.speedup(v.trace)) for v in self.variants]
 
     def measured_alpha_c(self) -> tuple[float | None, float]:
-        """α̂ averaged over the variants, and their median c (0 for drafters with no forward pass)."""
-        rows = self.rows()[1:]
+        """α̂ averaged over the variants, and their median c (0 for drafters with no forward pass); an adaptive
+        run is left out: the analytic curves are of fixed drafts, and its α̂ mixes every length it chose."""
+        rows = [r for r in self.rows()[1:] if not r.varied.get("adaptive")]
         alphas = [r.alpha for r in rows if r.alpha is not None]
         cs = [r.c for r in rows if r.c is not None]
         return (statistics.fmean(alphas) if alphas else None), (statistics.median(cs) if cs else 0.0)

@@ -196,6 +196,8 @@ def test_sweep_chart():
     assert [r.speedup for r in sweep.rows()] == [None, 2.0, pytest.approx(1.6)]
     alpha, c = sweep.measured_alpha_c()
     assert alpha == pytest.approx(trace.summary().alpha) and c == pytest.approx(0.15)
+    adaptive = sweep.with_variant({"gamma": 4, "adaptive": True}, timed(trace, 0.5, 0.9))
+    assert adaptive.measured_alpha_c() == (alpha, c)   # the curves are the fixed drafts'
     benchmark = [{"gamma": 3, "speedup": 2.0, "label": "benchmark: ngram"}]
     fig = charts.sweep_chart(sweep, max_gamma=8, benchmark=benchmark)
     measured = [t for t in fig.data if t.name == "measured"]

@@ -28,10 +28,11 @@ def test_each_example_is_what_the_pack_says(example):
     runs = [record.baseline, *(v.trace for v in record.variants)] if isinstance(record, Study) else [record]
     assert all(run.target == EMBEDDED_NAME and run.prompt == example.prompt and run.iterations for run in runs)
     if isinstance(record, Study):
-        runs = {"comparison": 1, "gamma sweep": len(example.values.get("gammas", [])),
+        runs = {"comparison": 1, "gamma sweep": len(example.values.get("gammas", [])) + example.adaptive,
                 "grid": len(example.values.get("betas", [])) * len(example.values.get("taus", [])),
                 "drafters": len(example.values.get("kinds", []))}
         assert record.kind == example.study and len(record.variants) == runs[example.study]
+        assert {row.rounds for row in record.rows()} == {example.rounds}   # every run timed as often
     else:
         assert record.settings == example.settings
 
