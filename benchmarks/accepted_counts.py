@@ -32,6 +32,15 @@ SEEDS = (0, 1, 2)
 COUNTS = ("tokens", "iterations", "drafted")
 
 
+def default_pair():
+    """The embedded target at one thread, writing every token it is asked for (no early end), and its
+    default drafter, lookup+eagle."""
+    torch.set_num_threads(1)
+    target = load_model(None, "cpu", "float32")
+    target.eos_ids = frozenset()
+    return target, build_drafter("lookup+eagle", target)
+
+
 def per_kind(runs: list[dict]) -> str:
     """Tokens and drafted nodes per iteration, over all runs and per prompt kind."""
     totals: dict[str, list[int]] = defaultdict(lambda: [0] * len(COUNTS))
@@ -46,10 +55,7 @@ def main() -> None:
     parser.add_argument("--temperature", type=float, default=0.7)
     parser.add_argument("--out", required=True, help="JSON of every run's tokens, iterations and drafted nodes")
     args = parser.parse_args()
-    torch.set_num_threads(1)
-    target = load_model(None, "cpu", "float32")
-    target.eos_ids = frozenset()   # every run writes 48 tokens
-    drafter = build_drafter("lookup+eagle", target)
+    target, drafter = default_pair()   # every run writes 48 tokens
     prompts = (load_prompts("assets/corpus/heldout.json", per_category=3)
                + load_prompts("assets/bench_prompts.json", per_category=2))
     runs = []

@@ -15,21 +15,16 @@ import sys
 import time
 from dataclasses import replace
 
-import torch
+from accepted_counts import default_pair
 
 from specviz.bench.prompts import load_prompts
 from specviz.decoder import generate
-from specviz.drafters import build_drafter
-from specviz.models import load_model
 from specviz.settings import DecodeSettings
 from specviz.sizing import prepare
 
 kinds, label = sys.argv[1].split(","), sys.argv[2]
-torch.set_num_threads(1)
 prompts = load_prompts("assets/bench_prompts.json,assets/corpus/heldout.json")
-target = load_model()
-target.eos_ids = frozenset()
-drafter = build_drafter("lookup+eagle", target)
+target, drafter = default_pair()
 base = DecodeSettings(temperature=0.7, gamma=8, adaptive=True, auto_size=True, max_new_tokens=48, record=False)
 for kind in kinds:
     prompt = next(p for p in prompts if p.category == kind)
