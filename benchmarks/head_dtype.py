@@ -1,6 +1,6 @@
 """The EAGLE head drafting in bfloat16 against float32, beside the same float32 target, timed interleaved.
 
-On a CPU that computes bfloat16 in hardware the head drafts in it (`specviz.drafters.eagle.head_dtype`);
+On a CPU that computes bfloat16 in hardware the head drafts in it (`specviz.drafters.layers.draft_dtype`);
 this measures what that buys. The default drafter (prompt lookup + the head, adaptive trees) runs with
 each head, every held-out prompt (`--per-kind` of each kind) in turn: the target alone, the bf16 head,
 the float32 head, `--repeats` times after one warm-up round. Each head starts from a sizing measured
@@ -52,7 +52,7 @@ def main() -> None:
     home, setup = cache_dir(), Setup.of(target)
     curve = setup.path(verify_cost.KEY)   # measured once, shared by both heads' sizings
     heads = {"bfloat16": build_drafter("lookup+eagle", target)}
-    with mock.patch("specviz.drafters.eagle.native_bf16", lambda: False):
+    with mock.patch("specviz.drafters.layers.native_bf16", lambda: False):
         heads["float32"] = build_drafter("lookup+eagle", target)
     if heads["bfloat16"].head.dtype != torch.bfloat16:
         raise SystemExit("this CPU does not draft in bfloat16: nothing to compare")

@@ -56,12 +56,12 @@ TIE = 0.02         # predicted rates this close to the fastest are a tie, broken
 
 def acceptance_key(drafter: str, weights: str = "") -> str:
     """What the acceptance of the drafter named `drafter`, loaded from the weights of digest `weights`
-    (`Drafter.weights`), is kept as (`Setup.path`), beside the cost curve (v5: each chain situation's copy
-    measured on its own, `Acceptance.situations`; v4: the EAGLE head drafts in
-    bfloat16 on a CPU that computes it in hardware, so its step costs less; v3: a chain of prompt lookup
-    + EAGLE copies only after a match of two tokens or more; v2: rows shrunk toward the row above, and the
-    per-iteration overhead)."""
-    return f"acceptance-v5-{drafter}" + (f"-{weights}" if weights else "")
+    (`Drafter.weights`), is kept as (`Setup.path`), beside the cost curve (v6: the tiny LM and the
+    Spec-Drafter draft in bfloat16 too, `layers.draft_dtype`, so their steps cost less; v5: each chain
+    situation's copy measured on its own, `Acceptance.situations`; v4: the EAGLE head drafts in bfloat16 on a
+    CPU that computes it in hardware, so its step costs less; v3: a chain of prompt lookup + EAGLE copies only
+    after a match of two tokens or more; v2: rows shrunk toward the row above, and the per-iteration overhead)."""
+    return f"acceptance-v6-{drafter}" + (f"-{weights}" if weights else "")
 
 
 @dataclass

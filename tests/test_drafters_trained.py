@@ -26,8 +26,7 @@ from specviz.drafters import (
     weights_digest,
 )
 from specviz.drafters.eagle import DEFAULT_WEIGHTS as EAGLE_WEIGHTS
-from specviz.drafters.eagle import head_dtype
-from specviz.drafters.layers import Block, BlockConfig, RotaryTable, apply_rotary, rotary
+from specviz.drafters.layers import Block, BlockConfig, RotaryTable, apply_rotary, draft_dtype, rotary
 from specviz.errors import SpecvizError
 from specviz.models import layer_states
 from specviz.packed_linear import PackedLinear
@@ -148,18 +147,22 @@ def test_lossless_rule_with_trained_q_reproduces_p(embedded, drafters, kind):
     assert chisquare(observed, expected).pvalue > 1e-3
 
 
+@pytest.mark.parametrize("kind", ["eagle", "tiny", "specdrafter"])
 @pytest.mark.parametrize("native", [False, True])
-def test_the_eagle_head_drafts_in_bfloat16_where_the_cpu_computes_it(embedded, references, monkeypatch, native):
-    """bfloat16 packs every linear of the head, float32 only its LM head rows; the output stays the target's."""
-    monkeypatch.setattr("specviz.drafters.eagle.native_bf16", lambda: native)
+def test_a_trained_drafter_drafts_in_bfloat16_where_the_cpu_computes_it(embedded, references, monkeypatch, native,
+                                                                         kind):
+    """bfloat16 packs every linear of the drafter, float32 only its LM head rows; the output stays the target's."""
+    monkeypatch.setattr("specviz.drafters.layers.native_bf16", lambda: native)
     if native and not torch.ops.mkldnn._is_mkldnn_bf16_supported():
         pytest.skip("this torch build has no oneDNN bfloat16 path")
-    drafter = build_drafter("eagle", embedded)
-    assert drafter.dtype == head_dtype(embedded) == (torch.bfloat16 if native else torch.float32)
-    linears = [m for m in drafter.head.modules() if isinstance(m, nn.Linear | PackedLinear)]
+    drafter = build_drafter(kind, embedded)
+    model = drafter.head if kind == "eagle" else drafter.lm
+    dtype = next(model.parameters()).dtype
+    assert dtype == draft_dtype(embedded) == (torch.bfloat16 if native else torch.float32)
+    linears = [m for m in model.modules() if isinstance(m, nn.Linear | PackedLinear)]
     assert all(isinstance(m, PackedLinear) for m in linears) == native
-    rows = drafter.head.shared[-1]
-    assert isinstance(rows, PackedLinear) and rows.weight.dtype == drafter.dtype
+    rows = model.shared[-1]
+    assert isinstance(rows, PackedLinear) and rows.weight.dtype == dtype
     settings = DecodeSettings(gamma=4, temperature=0, max_new_tokens=NEW_TOKENS)
     trace = generate(embedded, drafter, PROMPTS[0], settings)
     assert trace.generated_ids == references[PROMPTS[0]]

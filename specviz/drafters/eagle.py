@@ -35,9 +35,19 @@ from pathlib import Path
 import torch
 from torch import nn
 
-from specviz.device import native_bf16
 from specviz.drafters.base import Draft, Drafter, draft_loop
-from specviz.drafters.layers import KV, Block, BlockConfig, RMSNorm, crop, frontier, head_rows, pack_head, spread
+from specviz.drafters.layers import (
+    KV,
+    Block,
+    BlockConfig,
+    RMSNorm,
+    crop,
+    draft_dtype,
+    frontier,
+    head_rows,
+    pack_head,
+    spread,
+)
 from specviz.drafters.weights import DRAFTERS_DIR, load_weights
 from specviz.errors import SpecvizError
 from specviz.models import LoadedModel
@@ -183,32 +193,14 @@ def head_name(path: Path | str | None = None) -> str:
     return f"EAGLE head ({Path(path or DEFAULT_WEIGHTS).stem})"
 
 
-def head_dtype(target: LoadedModel) -> torch.dtype:
-    """The dtype the head drafts in: bfloat16 beside a float32 target on a CPU that computes bfloat16 in
-    hardware (`device.native_bf16`), else the target's.
-
-    A draft step is one row (a few for a tree's frontier) through every weight of the head: memory-bound
-    work, so half the bytes is most of the time. Measured on the 2-core AMD EPYC, one thread, held-out
-    prompts, 48 tokens, greedy (`benchmarks/head-dtype.md`): a head call took 3.5 ms in bfloat16 against
-    6.1 ms in float32, c 0.068 against 0.123, and the default drafter ran 1.75× the target alone against
-    1.70×. The guesses barely move: over 45 held-out prompts the default's chains took 966 iterations
-    against 967, its trees 889 against 881 (at T = 0.7, 1.89 tokens per iteration either way). Only the
-    drafts change: the target verifies in its own dtype, so greedy output still equals the target
-    alone's, and q is the distribution each draft was drawn from (the warper computes it in float32), as
-    the lossless test needs."""
-    if target.device.type == "cpu" and target.dtype == torch.float32 and native_bf16():
-        return torch.bfloat16
-    return target.dtype
-
-
 def load_eagle(target: LoadedModel, path: Path | None = None) -> EagleDrafter:
     """The trained head in `path` (default: the shipped one), refused unless it belongs to `target`,
-    drafting in `head_dtype`."""
+    drafting in `draft_dtype`."""
     path = Path(path) if path else DEFAULT_WEIGHTS
     state, config = load_weights(path, KIND, target)
     layers = tuple(config.pop("feature_layers", (-1,)))  # heads saved before EAGLE-3 read the last layer
     head = EagleHead(BlockConfig(**config), target, state["vocab"], layers)
     head.load_state_dict(state)
-    head = head.to(device=target.device, dtype=head_dtype(target))
+    head = head.to(device=target.device, dtype=draft_dtype(target))
     pack_head(head)
     return EagleDrafter(head, target.vocab_size, name=head_name(path))

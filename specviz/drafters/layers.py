@@ -14,14 +14,19 @@ distribution over all V tokens that is zero outside the subset and verification 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
+from specviz.device import native_bf16
 from specviz.drafters.base import Drafter
 from specviz.packed_linear import PackedLinear, can_pack, pack_linears
 from specviz.tree import common_prefix, depths, is_chain, visibility
+
+if TYPE_CHECKING:
+    from specviz.models import LoadedModel
 
 KV = tuple[torch.Tensor, torch.Tensor]
 
@@ -165,6 +170,27 @@ def frozen_linear(weight: torch.Tensor) -> nn.Linear:
     linear = nn.Linear(weight.shape[1], weight.shape[0], bias=False, device="meta")  # no random init
     linear.weight = nn.Parameter(weight, requires_grad=False)
     return linear
+
+
+def draft_dtype(target: LoadedModel) -> torch.dtype:
+    """The dtype a trained drafter drafts in: bfloat16 beside a float32 target on a CPU that computes
+    bfloat16 in hardware (`device.native_bf16`), else the target's.
+
+    A draft step is one row (a few for a tree's frontier) through every weight of the drafter: memory-bound
+    work, so half the bytes is most of the time. Measured on the 2-core AMD EPYC, one thread, held-out
+    prompts, 48 tokens, greedy (`benchmarks/head-dtype.md`): an EAGLE head call took 3.5 ms in bfloat16
+    against 6.1 ms in float32, c 0.068 against 0.123, and the default drafter ran 1.75× the target alone
+    against 1.70×. The guesses barely move: over 45 held-out prompts the default's chains took 966
+    iterations against 967, its trees 889 against 881 (at T = 0.7, 1.89 tokens per iteration either way).
+    The tiny LM's call took 5.2 ms against 7.1 and the Spec-Drafter's 7.7 against 12.7 (9 held-out prompts,
+    γ = 4, greedy, one thread, interleaved), 1.06× and 1.15× the target alone against 1.00× and 1.09×; the
+    Medusa heads stay in the target's dtype (`medusa.load_medusa` says why). Only the drafts change: the
+    target verifies in its own dtype, so greedy output still equals the target alone's, and q is the
+    distribution each draft was drawn from (the warper computes it in float32), as the lossless test
+    needs."""
+    if target.device.type == "cpu" and target.dtype == torch.float32 and native_bf16():
+        return torch.bfloat16
+    return target.dtype
 
 
 def pack_head(model: nn.Module) -> None:

@@ -23,7 +23,18 @@ import torch
 from torch import nn
 
 from specviz.drafters.base import Draft, block_draft
-from specviz.drafters.layers import KV, Block, BlockConfig, CachedDrafter, RMSNorm, crop, head_rows, pack_head, spread
+from specviz.drafters.layers import (
+    KV,
+    Block,
+    BlockConfig,
+    CachedDrafter,
+    RMSNorm,
+    crop,
+    draft_dtype,
+    head_rows,
+    pack_head,
+    spread,
+)
 from specviz.drafters.weights import DRAFTERS_DIR, load_weights
 from specviz.models import LoadedModel
 from specviz.warpers import Warper
@@ -119,6 +130,6 @@ def load_specdrafter(target: LoadedModel, path: Path | str | None = None) -> Spe
     state, config = load_weights(path, KIND, target)
     lm = MaskPredictLM(BlockConfig(**config["block"]), config["n_layers"], config["masks"], target, state["vocab"])
     lm.load_state_dict(state)
-    lm = lm.to(device=target.device, dtype=target.dtype)
+    lm = lm.to(device=target.device, dtype=draft_dtype(target))
     pack_head(lm)
     return SpecDrafter(lm, target.vocab_size, name=specdrafter_name(path))

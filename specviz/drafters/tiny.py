@@ -21,6 +21,7 @@ from specviz.drafters.layers import (
     BlockConfig,
     CachedDrafter,
     RMSNorm,
+    draft_dtype,
     frontier,
     head_rows,
     pack_head,
@@ -111,6 +112,6 @@ def load_tiny(target: LoadedModel, path: Path | None = None) -> TinyDrafter:
     state, config = load_weights(path, KIND, target)
     lm = TinyLM(BlockConfig(**config["block"]), config["n_layers"], target, state["vocab"])
     lm.load_state_dict(state)
-    lm = lm.to(device=target.device, dtype=target.dtype)
+    lm = lm.to(device=target.device, dtype=draft_dtype(target))
     pack_head(lm)
     return TinyDrafter(lm, target.vocab_size, name=lm_name(path))
