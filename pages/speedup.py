@@ -13,6 +13,13 @@ from specviz.sizing import sizing_stream
 from specviz.sizing import warnings as sizing_warnings
 from specviz.sweep import benchmark_points, drafter_comparison, gamma_sweep
 
+
+def show_spread(study) -> None:
+    """Whether the study's rounds spread by more than the differences it draws: a warning when so."""
+    warn, note = charts.spread_note(study)
+    (st.warning if warn else st.caption)(note)
+
+
 controls.sidebar()  # drawn by each page, so a page opened on its own still has it
 st.title("Speedup curves")
 st.caption("Runs the target alone once, then the sidebar's pair and prompt once per γ (chains). Points are "
@@ -50,11 +57,7 @@ sweep = state.study("gamma sweep")
 if sweep is not None or benchmark:
     st.plotly_chart(charts.sweep_chart(sweep, benchmark=benchmark), key="sweep_chart")
 if sweep is not None:
-    warn, note = charts.spread_note(sweep)
-    if warn:
-        st.warning(note)
-    else:
-        st.caption(note)
+    show_spread(sweep)
     st.caption("The formulas assume one target step verifies γ + 1 tokens as fast as it decodes one (true on a "
                "busy GPU, not on a CPU), and each run's time includes its prompt's prefill: measured points sit "
                "below the curves when either assumption fails.")
@@ -70,15 +73,19 @@ st.caption("Runs the target alone, then every chosen drafter at the sidebar's γ
            "Spec-Drafter's masks have one each (SpecDec's Principle I). unigram / bigram are count tables (c = 0). "
            "Drafters trained for the embedded target need it.")
 kinds = st.multiselect("Drafters", STANDALONE_KINDS, default=list(STANDALONE_KINDS), key="compare_kinds")
+rounds = st.number_input("Rounds: each run timed this often, interleaved", 1, 10, value=3, key="drafters_repeats",
+                         help="The target alone, each drafter, the target alone, each drafter, …: the table's "
+                         "speedups are the rounds' medians with their min–max.")
 if st.button("Compare drafters", key="run_drafters", disabled=not kinds):
-    compared = models.runs_with_progress("drafter comparison", 1 + len(kinds), drafter_comparison, lambda: (
-        st.session_state.prompt, controls.settings(), list(kinds)))
+    compared = models.runs_with_progress("drafter comparison", rounds * (1 + len(kinds)), drafter_comparison, lambda: (
+        st.session_state.prompt, controls.settings(), list(kinds), True, int(rounds)))
     if compared is not None:
         compared[0][-1].baseline.waited = compared[1]
         state.set_study(compared[0][-1])
 drafters = state.study("drafters")
 if drafters is not None:
     st.plotly_chart(charts.drafters_chart(drafters), key="drafters_chart")
+    show_spread(drafters)
     st.caption(state.study_measured_on(drafters))
     tables.study_rows(drafters)
 

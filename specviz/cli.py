@@ -53,13 +53,17 @@ def add_threads_argument(parser: argparse.ArgumentParser) -> None:
 def add_sweep_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("prompt", help="the user message (wrapped in the chat template when the model has one)")
     parser.add_argument("--gammas", type=int, nargs="+", default=[1, 2, 4, 8], help="the γ values (default 1 2 4 8)")
-    parser.add_argument("--repeats", type=int, default=3,
-                        help="time every run this often, interleaved with the others (the target alone, each γ, "
-                             "the target alone, …); speedups are the rounds' medians with their min–max (default 3)")
+    add_repeats_argument(parser, "each γ")
     parser.add_argument("--again", default=None, metavar="STUDY",
                         help="a sweep saved before on the same settings: say which of this sweep's points fall "
                              "within the error bars drawn there")
     add_study_arguments(parser)
+
+
+def add_repeats_argument(parser: argparse.ArgumentParser, runs: str) -> None:
+    parser.add_argument("--repeats", type=int, default=3,
+                        help=f"time every run this often, interleaved with the others (the target alone, {runs}, "
+                             "the target alone, …); speedups are the rounds' medians with their min–max (default 3)")
 
 
 def add_grid_arguments(parser: argparse.ArgumentParser) -> None:
@@ -76,6 +80,7 @@ def add_drafters_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("prompt", help="the user message (wrapped in the chat template when the model has one)")
     parser.add_argument("--kinds", nargs="+", default=list(STANDALONE_KINDS), choices=STANDALONE_KINDS,
                         help=f"the drafters to compare (default: {' '.join(STANDALONE_KINDS)})")
+    add_repeats_argument(parser, "each drafter")
     add_study_arguments(parser)
 
 
@@ -301,7 +306,9 @@ def run_grid(args: argparse.Namespace) -> None:
 def run_drafters(args: argparse.Namespace) -> None:
     from specviz.sweep import drafter_comparison
 
-    run_study(args, drafter_comparison, list(dict.fromkeys(args.kinds)))
+    if args.repeats < 1:
+        raise SpecvizError(f"--repeats must be >= 1, got {args.repeats}")
+    run_study(args, drafter_comparison, list(dict.fromkeys(args.kinds)), repeats=args.repeats)
 
 
 def run_study(args: argparse.Namespace, sweep, *values, **options):

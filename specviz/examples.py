@@ -41,7 +41,7 @@ class Example:
     settings: DecodeSettings
     study: str = ""            # "" for a single run, else "comparison", "gamma sweep" or "grid"
     values: dict = field(default_factory=dict)   # the sweep's or grid's values
-    rounds: int = 1            # a comparison's or sweep's runs are each timed this often, interleaved
+    rounds: int = 1            # a study's runs are each timed this often, interleaved
     adaptive: bool = False     # a sweep's last run: adaptive chains up to the largest γ
 
     @property
@@ -72,7 +72,7 @@ PACK = (
             "Which drafter pays: trained drafters that go token by token (EAGLE head, tiny LM) or a block in one pass "
             "(blockwise heads, Spec-Drafter), prompt lookup, count tables, each at the same γ, with how their "
             "acceptance decays along the draft and what a draft step costs.", CHAT, "eagle",
-            replace(GREEDY, max_new_tokens=160), study="drafters", values={"kinds": list(STANDALONE_KINDS)}),
+            replace(GREEDY, max_new_tokens=160), study="drafters", values={"kinds": list(STANDALONE_KINDS)}, rounds=3),
     Example("token-tree", "A token tree verified in one pass",
             "Prompt lookup's copy and the EAGLE head's guesses in one tree, tested with SpecInfer's multi-step "
             "rule: siblings in turn, the residual after each rejection.", CODE, "lookup+eagle",
@@ -112,7 +112,7 @@ def build(out: Path = FOLDER, names: list[str] | None = None,
         elif e.study == "grid":
             runs = beta_tau_grid(target, drafter, e.prompt, e.settings, e.values["betas"], e.values["taus"])
         elif e.study == "drafters":
-            runs = drafter_comparison(target, drafter, e.prompt, e.settings, e.values["kinds"])
+            runs = drafter_comparison(target, drafter, e.prompt, e.settings, e.values["kinds"], repeats=e.rounds)
         elif e.study == "comparison":
             runs = run_study(target, drafter, e.prompt, "comparison", e.settings, e.settings, [{}], repeats=e.rounds)
         else:

@@ -29,28 +29,36 @@ def run_study(target: LoadedModel, drafter: Drafter, prompt: str, kind: str, bas
     sizing measured once); with `repeats` > 1, time every run again, interleaved round by round
     (baseline, each variation, baseline, …), so slow spells of the machine fall on all of them. Yield the
     study after each run, so a caller can show progress and keep what ran."""
+    runs = [(varied, drafter, prepare(target, drafter, replace(settings, **varied))) for varied in variations]
+    yield from timed_study(target, prompt, kind, baseline, runs, chat, repeats)
+
+
+def timed_study(target: LoadedModel, prompt: str, kind: str, baseline: DecodeSettings,
+                runs: list[tuple[dict, Drafter, Prepared]], chat: bool = True, repeats: int = 1) -> Iterator[Study]:
+    """The study of `runs` (what varied, the drafter and the prepared settings of each) against the target
+    alone with `baseline`: each run once, then `repeats` - 1 more rounds of all of them, interleaved."""
     if repeats < 1:
         raise SpecvizError(f"repeats must be >= 1, got {repeats}")
-    runs = [prepare(target, drafter, replace(settings, **varied)) for varied in variations]
     study = Study(kind, generate(target, None, prompt, baseline, chat=chat))
     study = study.timed(-1, study.baseline.wall_time)
     yield study
-    for varied, prepared in zip(variations, runs):
+    for varied, drafter, prepared in runs:
         trace = generate(target, drafter, prompt, prepared.settings, chat=chat, sizing=prepared.sizing)
         study = study.with_variant(varied, trace, [trace.wall_time])
         yield study
-    for run, seconds in timed_rounds(target, drafter, prompt, baseline, runs, repeats - 1, chat):
+    for run, seconds in timed_rounds(target, prompt, baseline, [(d, p) for _, d, p in runs], repeats - 1, chat):
         study = study.timed(run, seconds)
         yield study
 
 
-def timed_rounds(target: LoadedModel, drafter: Drafter, prompt: str, baseline: DecodeSettings,
-                 runs: list[Prepared], rounds: int, chat: bool = True) -> Iterator[tuple[int, float]]:
-    """`rounds` more rounds of a study's runs, interleaved: the target alone, then each prepared run; yields
-    (run, wall seconds) as each ends, run -1 being the baseline (`Study.timed` takes them)."""
+def timed_rounds(target: LoadedModel, prompt: str, baseline: DecodeSettings, runs: list[tuple[Drafter, Prepared]],
+                 rounds: int, chat: bool = True) -> Iterator[tuple[int, float]]:
+    """`rounds` more rounds of a study's runs, interleaved: the target alone, then each run (its drafter and
+    prepared settings); yields (run, wall seconds) as each ends, run -1 being the baseline (`Study.timed`
+    takes them)."""
     for _ in range(rounds):
         yield -1, generate(target, None, prompt, baseline, chat=chat).wall_time
-        for i, prepared in enumerate(runs):
+        for i, (drafter, prepared) in enumerate(runs):
             yield i, generate(target, drafter, prompt, prepared.settings, chat=chat, sizing=prepared.sizing).wall_time
 
 
@@ -58,7 +66,7 @@ def comparison_rounds(target: LoadedModel, drafter: Drafter, prompt: str, settin
                       chat: bool = True) -> Iterator[tuple[int, float]]:
     """The decoder process's work function for a comparison's (the race's) later rounds: the target alone and
     the speculative run with the same settings, interleaved (`timed_rounds`)."""
-    yield from timed_rounds(target, drafter, prompt, settings, [prepare(target, drafter, settings)], rounds, chat)
+    yield from timed_rounds(target, prompt, settings, [(drafter, prepare(target, drafter, settings))], rounds, chat)
 
 
 def gamma_sweep(target: LoadedModel, drafter: Drafter, prompt: str, settings: DecodeSettings,
@@ -74,16 +82,13 @@ def gamma_sweep(target: LoadedModel, drafter: Drafter, prompt: str, settings: De
 
 
 def drafter_comparison(target: LoadedModel, drafter: Drafter | None, prompt: str, settings: DecodeSettings,
-                       kinds: list[str], chat: bool = True) -> Iterator[Study]:
+                       kinds: list[str], chat: bool = True, repeats: int = 1) -> Iterator[Study]:
     """The target alone, then one chain per drafter kind, each built for `target` with its default
-    weights (`drafter`, the caller's own, is not used: the kinds name them)."""
+    weights (`drafter`, the caller's own, is not used: the kinds name them); every run timed `repeats`
+    times, interleaved (`timed_study`)."""
     chains = replace(settings, branches=1, nodes=0, auto_size=False, adaptive=False)
-    study = Study("drafters", generate(target, None, prompt, chains, chat=chat))
-    yield study
-    for kind in kinds:
-        trace = generate(target, build_drafter(kind, target), prompt, chains, chat=chat)
-        study = study.with_variant({"drafter": kind}, trace)
-        yield study
+    runs = [({"drafter": kind}, build_drafter(kind, target), Prepared(chains)) for kind in kinds]
+    yield from timed_study(target, prompt, "drafters", chains, runs, chat, repeats)
 
 
 def beta_tau_grid(target: LoadedModel, drafter: Drafter, prompt: str, settings: DecodeSettings,

@@ -138,6 +138,13 @@ def test_gamma_sweep_and_spec_grid(tiny_pair):
     assert not app.exception and not app.error
     names = [trace.get("name") for trace in json.loads(app.get("plotly_chart")[0].proto.spec)["data"]]
     assert "benchmark: ngram" in names
+    app.multiselect(key="compare_kinds").set_value(["ngram"])
+    app.number_input(key="drafters_repeats").set_value(2).run()
+    app.button(key="run_drafters").click().run()
+    assert not app.exception and not app.error
+    drafters = app.session_state["studies"]["drafters"]
+    assert [r.varied for r in drafters.rows()] == [{}, {"drafter": "ngram"}] and drafters.rows()[1].rounds == 2
+    assert any(n.value.startswith("Timed 2× each, interleaved") for n in [*app.caption, *app.warning])
     app.switch_page("pages/table.py").run()
     app.multiselect(key="grid_betas").set_value([1, 3])
     app.multiselect(key="grid_taus").set_value([1.0]).run()

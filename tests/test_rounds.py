@@ -116,6 +116,24 @@ def test_runs_are_timed_interleaved_round_by_round(tiny_llama_dirs, monkeypatch)
     assert all(r.rounds == 3 for r in study.rows())
 
 
+def test_drafters_side_by_side_are_timed_in_rounds_too(tiny_llama_dirs, monkeypatch):
+    torch.set_num_threads(1)
+    target = load_model(str(tiny_llama_dirs[0]))
+    order: list[str] = []
+    generate = sweep.generate
+
+    def logged(target, drafter, prompt, settings, **kwargs):
+        order.append("base" if drafter is None else drafter.name.split()[0])
+        return generate(target, drafter, prompt, settings, **kwargs)
+
+    monkeypatch.setattr(sweep, "generate", logged)
+    settings = DecodeSettings(temperature=0.0, max_new_tokens=6)
+    studies = list(sweep.drafter_comparison(target, None, "w1 w2 w1 w2", settings, ["ngram"], repeats=3))
+    assert order == ["base", "ngram"] * 3 and len(studies) == 6   # prompt lookup is the kind any target has
+    assert [v.varied for v in studies[-1].variants] == [{"drafter": "ngram"}]
+    assert all(r.rounds == 3 for r in studies[-1].rows())
+
+
 def test_a_sweep_run_again_says_which_points_land_in_the_bars_drawn_before():
     before = rounds([4.0, 4.0, 4.0], {2: [2.0, 2.4, 2.2], 4: [3.0, 3.2, 3.4]})   # γ=2 1.67–2.0×, γ=4 1.18–1.33×
     again = rounds([4.0, 4.0, 4.0], {2: [2.1, 2.2, 2.3], 4: [2.0, 2.1, 2.2], 8: [3.0, 3.0, 3.0]})
