@@ -110,13 +110,21 @@ def test_the_drafters_chart_shows_acceptance_by_position_and_alpha_against_c():
     drafters = Study("drafters", study.baseline, [Variant({"drafter": k}, v.trace) for k, v in
                                                   zip(("eagle", "ngram"), study.variants)])
     fig = charts.drafters_chart(drafters)
-    lines = [t for t in fig.data if t.mode == "lines+markers"]
+    lines = [t for t in fig.data if t.type == "scatter" and t.mode == "lines+markers"]
     assert [t.name for t in lines] == ["eagle", "ngram"]
     assert list(lines[1].x) == [1, 2, 3, 4] and list(lines[1].y) == pytest.approx(
         study.variants[1].trace.summary().position_acceptance)
-    points = [t for t in fig.data if t.mode == "markers+text"]
+    points = [t for t in fig.data if t.type == "scatter" and t.mode == "markers+text"]
     assert [(t.text[0], t.y[0]) for t in points] == [(k, v.trace.summary().alpha) for k, v in
                                                       zip(("eagle", "ngram"), study.variants)]
+    bars = [t for t in fig.data if t.type == "bar"]
+    assert [(t.x[0], t.y[0]) for t in bars] == [(r.varied["drafter"], r.speedup) for r in drafters.rows()[1:]]
+    assert all(t.error_y.array is None for t in bars)   # timed once: no bar to draw
+    timed = drafters.timed(-1, 1.0).timed(-1, 2.0).timed(0, 0.5).timed(0, 0.5).timed(1, 1.0).timed(1, 1.0)
+    low, high = timed.rows()[1].speedup_low, timed.rows()[1].speedup_high
+    bar = [t for t in charts.drafters_chart(timed).data if t.type == "bar"][0]
+    assert bar.y[0] - bar.error_y.arrayminus[0] == pytest.approx(low) and \
+        bar.y[0] + bar.error_y.array[0] == pytest.approx(high) and low < high
 
 
 def test_charts_never_import_the_decoder():

@@ -1,4 +1,5 @@
-"""Drafters side by side, from a "drafters" study: acceptance at each draft position, and α̂ against c.
+"""Drafters side by side, from a "drafters" study: acceptance at each draft position, α̂ against c, and
+the speedup each one measured.
 
 Left: P(position i accepted | positions < i accepted) for every drafter at one γ (hover: how many
 iterations tested position i; a position few reach is a noisy estimate). A drafter that
@@ -6,6 +7,8 @@ drafts autoregressively conditions each guess on the ones before it; a drafter w
 see each other (SpecDec's Principle I, Xia et al.) loses accuracy with distance. Right: each
 drafter's α̂ against its cost coefficient c: the model-free drafters (prompt lookup, counts) sit at
 c ≈ 0 and pay only when they guess well (Leviathan et al., section 3: S grows with α and falls with c).
+Last: what that trade came to, each drafter's measured walltime speedup over the target alone, the median
+of its rounds with their min–max as a bar when the study was timed in rounds.
 """
 
 from __future__ import annotations
@@ -22,9 +25,10 @@ DASHES = ["solid", "dash", "dot", "dashdot", "longdash", "longdashdot"]
 
 
 def drafters_chart(study: Study) -> go.Figure:
-    fig = make_subplots(rows=1, cols=2, subplot_titles=("acceptance at each draft position",
-                                                        "α̂ against c (drafter step / target step)"))
-    for i, variant in enumerate(study.variants):
+    fig = make_subplots(rows=1, cols=3, column_widths=[0.38, 0.34, 0.28],
+                        subplot_titles=("acceptance at each draft position", "α̂ against c (drafter step / target step)",
+                                        "speedup over the target alone"))
+    for i, (variant, row) in enumerate(zip(study.variants, study.rows()[1:])):
         s = variant.trace.summary()
         name = str(variant.varied.get("drafter", variant.trace.drafter))
         color = COLORS[i % len(COLORS)]
@@ -37,13 +41,22 @@ def drafters_chart(study: Study) -> go.Figure:
                         hovertemplate=f"{name}<br>position %{{x}}: %{{y:.2f}} of %{{customdata}} tested<extra></extra>",
                         row=1, col=1)
         if s.alpha is not None:
-            fig.add_scatter(x=[s.c or 0.0], y=[s.alpha], mode="markers+text", text=[name],
+            fig.add_scatter(x=[s.c or 0.0], y=[s.alpha], mode="markers+text", text=[name], cliponaxis=False,
                             textposition="top right" if i % 2 else "bottom right", textfont={"color": color},
                             marker=style, name=name, legendgroup=name, showlegend=False,
                             hovertemplate=f"{name}<br>c = %{{x:.3f}}, α̂ = %{{y:.2f}}<extra></extra>", row=1, col=2)
+        if row.speedup is not None:
+            spread = row.speedup_low is not None and row.speedup_high is not None
+            bars = {"type": "data", "symmetric": False, "array": [row.speedup_high - row.speedup],
+                    "arrayminus": [row.speedup - row.speedup_low], "thickness": 2, "width": 6} if spread else None
+            fig.add_bar(x=[name], y=[row.speedup], marker_color=color, error_y=bars, name=name, legendgroup=name,
+                        showlegend=False, row=1, col=3,
+                        hovertemplate=f"{name}<br>%{{y:.2f}}× over {row.rounds} round(s)<extra></extra>")
     gamma = max((v.trace.settings.gamma for v in study.variants), default=1)
     fig.update_xaxes(title_text="draft position", dtick=1, range=[0.5, gamma + 0.5], row=1, col=1)
     highest = max((v.trace.summary().c or 0.0 for v in study.variants), default=0.0)
-    fig.update_xaxes(title_text="c", range=[-0.1 * highest - 0.005, 1.4 * highest + 0.01], row=1, col=2)
-    fig.update_yaxes(range=[0, 1.05])
+    fig.update_xaxes(title_text="c", range=[-0.1 * highest - 0.005, 1.8 * highest + 0.01], row=1, col=2)
+    fig.update_yaxes(range=[0, 1.05], row=1, col=1)
+    fig.update_yaxes(range=[0, 1.05], row=1, col=2)
+    fig.add_hline(y=1.0, line_dash="dot", line_color=NEUTRAL, row=1, col=3)
     return layout(fig, f"Drafters side by side at γ = {gamma}", height=520)
