@@ -60,8 +60,15 @@ def add_sweep_arguments(parser: argparse.ArgumentParser) -> None:
     add_study_arguments(parser)
 
 
+def at_least_one(text: str) -> int:
+    """An argument that counts rounds: a whole number ≥ 1."""
+    if not text.strip().isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"must be a whole number >= 1, got {text}")
+    return int(text)
+
+
 def add_repeats_argument(parser: argparse.ArgumentParser, runs: str) -> None:
-    parser.add_argument("--repeats", type=int, default=3,
+    parser.add_argument("--repeats", type=at_least_one, default=3,
                         help=f"time every run this often, interleaved with the others (the target alone, {runs}, "
                              "the target alone, …); speedups are the rounds' medians with their min–max (default 3)")
 
@@ -287,8 +294,6 @@ def run_sweep(args: argparse.Namespace) -> None:
 
     if any(g < 1 for g in args.gammas):
         raise SpecvizError(f"--gammas must all be >= 1, got {args.gammas}")
-    if args.repeats < 1:
-        raise SpecvizError(f"--repeats must be >= 1, got {args.repeats}")
     before = load_study(args.again) if args.again else None
     study = run_study(args, gamma_sweep, sorted(set(args.gammas)), adaptive=args.adaptive, repeats=args.repeats)
     if before is not None:
@@ -306,8 +311,6 @@ def run_grid(args: argparse.Namespace) -> None:
 def run_drafters(args: argparse.Namespace) -> None:
     from specviz.sweep import drafter_comparison
 
-    if args.repeats < 1:
-        raise SpecvizError(f"--repeats must be >= 1, got {args.repeats}")
     run_study(args, drafter_comparison, list(dict.fromkeys(args.kinds)), repeats=args.repeats)
 
 

@@ -92,6 +92,15 @@ def test_a_drafter_model_alone_means_the_draft_lm(tiny_llama_dirs, tmp_path, cap
     assert "given without --drafter it means --drafter model" in " ".join(capsys.readouterr().out.split())
 
 
+@pytest.mark.parametrize("command", ["sweep", "drafters"])
+@pytest.mark.parametrize("repeats", ["0", "-2", "two"])
+def test_rounds_below_one_are_refused_before_anything_loads(capsys, command, repeats):
+    with pytest.raises(SystemExit) as exit_:
+        main([command, PROMPT, "--out", "never.json", "--repeats", repeats])
+    assert exit_.value.code == 2
+    assert f"argument --repeats: must be a whole number >= 1, got {repeats}" in capsys.readouterr().err
+
+
 DRAFTER_MODEL_COMMANDS = {"generate": [], "sweep": ["--out", "sweep.json"], "grid": ["--out", "grid.json"],
                           "drafters": ["--out", "drafters.json"]}   # every command that takes --drafter-model
 MISCHOSEN = [(["--drafter", "ngram", "--drafter-model", "lm"], "--drafter ngram takes no --drafter-model (got lm)"),
