@@ -158,7 +158,9 @@ def test_linked_view_brushes_in_the_browser_and_a_click_inspects(app_url, tmp_pa
 
         browser.open_page(page, "Traces", "Traces")
         again = open_linked_view(page)
-        cells = chart.locator(".concat_1_group path.background").first.bounding_box()
+        verdicts = chart.locator(".concat_1_group path.background").first
+        verdicts.scroll_into_view_if_needed()   # as a person would: the page may run below the window
+        cells = verdicts.bounding_box()
         iterations = len(trace.iterations)
         page.mouse.click(cells["x"] + (100.45 / (iterations - 0.1)) * cells["width"], cells["y"] + 5)
         page.locator("h3", has_text="Iteration 100:").wait_for()
