@@ -13,13 +13,6 @@ from specviz.sizing import sizing_stream
 from specviz.sizing import warnings as sizing_warnings
 from specviz.sweep import benchmark_points, drafter_comparison, gamma_sweep
 
-
-def show_spread(study) -> None:
-    """Whether the study's rounds spread by more than the differences it draws: a warning when so."""
-    warn, note = charts.spread_note(study)
-    (st.warning if warn else st.caption)(note)
-
-
 controls.sidebar()  # drawn by each page, so a page opened on its own still has it
 st.title("Speedup curves")
 st.caption("Runs the target alone once, then the sidebar's pair and prompt once per γ (chains). Points are "
@@ -57,7 +50,7 @@ sweep = state.study("gamma sweep")
 if sweep is not None or benchmark:
     st.plotly_chart(charts.sweep_chart(sweep, benchmark=benchmark), key="sweep_chart")
 if sweep is not None:
-    show_spread(sweep)
+    tables.show_spread(sweep)
     st.caption("The formulas assume one target step verifies γ + 1 tokens as fast as it decodes one (true on a "
                "busy GPU, not on a CPU), and each run's time includes its prompt's prefill: measured points sit "
                "below the curves when either assumption fails.")
@@ -85,7 +78,7 @@ if st.button("Compare drafters", key="run_drafters", disabled=not kinds):
 drafters = state.study("drafters")
 if drafters is not None:
     st.plotly_chart(charts.drafters_chart(drafters), key="drafters_chart")
-    show_spread(drafters)
+    tables.show_spread(drafters)
     st.caption(state.study_measured_on(drafters))
     tables.study_rows(drafters)
 

@@ -78,6 +78,7 @@ def add_grid_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--betas", type=int, nargs="+", default=[1, 3, 5], help="the β values (default 1 3 5)")
     parser.add_argument("--taus", type=float, nargs="+", default=[1.0, 3.0, 5.0],
                         help="the τ values (default 1 3 5)")
+    add_repeats_argument(parser, "each (β, τ)")
     add_study_arguments(parser)
 
 
@@ -305,7 +306,7 @@ def run_grid(args: argparse.Namespace) -> None:
 
     if any(b < 1 for b in args.betas) or any(t < 0 for t in args.taus):
         raise SpecvizError(f"--betas must be >= 1 and --taus >= 0, got {args.betas} and {args.taus}")
-    run_study(args, beta_tau_grid, sorted(set(args.betas)), sorted(set(args.taus)))
+    run_study(args, beta_tau_grid, sorted(set(args.betas)), sorted(set(args.taus)), repeats=args.repeats)
 
 
 def run_drafters(args: argparse.Namespace) -> None:

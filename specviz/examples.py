@@ -67,7 +67,7 @@ PACK = (
     Example("beta-tau-grid", "A β × τ grid: SpecDec's Table 4 on one prompt",
             "Spec-Verification trades agreement with the target's greedy output for accepted tokens: Tok. and "
             "match rate per β and τ.", CODE, "eagle", replace(GREEDY, max_new_tokens=48), study="grid",
-            values={"betas": [1, 3, 5], "taus": [1.0, 3.0, 5.0]}),
+            values={"betas": [1, 3, 5], "taus": [1.0, 3.0, 5.0]}, rounds=3),
     Example("drafters", "Every drafter at γ = 4: acceptance by draft position, α̂ against c",
             "Which drafter pays: trained drafters that go token by token (EAGLE head, tiny LM) or a block in one pass "
             "(blockwise heads, Spec-Drafter), prompt lookup, count tables, each at the same γ, with how their "
@@ -110,7 +110,8 @@ def build(out: Path = FOLDER, names: list[str] | None = None,
             runs = gamma_sweep(target, drafter, e.prompt, e.settings, e.values["gammas"], adaptive=e.adaptive,
                                repeats=e.rounds)
         elif e.study == "grid":
-            runs = beta_tau_grid(target, drafter, e.prompt, e.settings, e.values["betas"], e.values["taus"])
+            runs = beta_tau_grid(target, drafter, e.prompt, e.settings, e.values["betas"], e.values["taus"],
+                                 repeats=e.rounds)
         elif e.study == "drafters":
             runs = drafter_comparison(target, drafter, e.prompt, e.settings, e.values["kinds"], repeats=e.rounds)
         elif e.study == "comparison":

@@ -92,11 +92,12 @@ def drafter_comparison(target: LoadedModel, drafter: Drafter | None, prompt: str
 
 
 def beta_tau_grid(target: LoadedModel, drafter: Drafter, prompt: str, settings: DecodeSettings,
-                  betas: list[int], taus: list[float], chat: bool = True) -> Iterator[Study]:
-    """The target's greedy output (the reference), then Spec-Verification at every (β, τ)."""
+                  betas: list[int], taus: list[float], chat: bool = True, repeats: int = 1) -> Iterator[Study]:
+    """The target's greedy output (the reference), then Spec-Verification at every (β, τ); every run timed
+    `repeats` times, interleaved (`run_study`)."""
     return run_study(target, drafter, prompt, "grid", replace(settings, verify="greedy"),
                      replace(settings, verify="spec", adaptive=False),
-                     [{"beta": int(b), "tau": float(t)} for b in betas for t in taus], chat)
+                     [{"beta": int(b), "tau": float(t)} for b in betas for t in taus], chat, repeats)
 
 
 def benchmark_points(report: object) -> list[dict]:

@@ -147,11 +147,13 @@ def test_gamma_sweep_and_spec_grid(tiny_pair):
     assert any(n.value.startswith("Timed 2× each, interleaved") for n in [*app.caption, *app.warning])
     app.switch_page("pages/table.py").run()
     app.multiselect(key="grid_betas").set_value([1, 3])
-    app.multiselect(key="grid_taus").set_value([1.0]).run()
+    app.multiselect(key="grid_taus").set_value([1.0])
+    app.number_input(key="grid_repeats").set_value(2).run()
     app.button(key="run_grid").click().run()
     assert not app.exception and not app.error
     rows = app.session_state["studies"]["grid"].rows()
     assert [r.varied for r in rows] == [{}, {"beta": 1, "tau": 1.0}, {"beta": 3, "tau": 1.0}]
+    assert all(r.rounds == 2 for r in rows)
     assert rows[1].match_rate == 1.0  # β = 1 is greedy verification: the target's own greedy output
     assert app.dataframe
 

@@ -245,6 +245,8 @@ def test_grid_helpers():
     frame = charts.grid_frame(grid)
     share = 2 / len(trace.generated_ids)
     assert frame.shape == (1, 2) and frame.iloc[0, 1] == f"{trace.summary().accepted_length:.2f} / {share:.0%} / 2.00×"
+    rounds = grid.timed(-1, 1.0).timed(-1, 2.0).timed(0, 1.0).timed(0, 1.0).timed(1, 0.5).timed(1, 0.5)
+    assert charts.grid_frame(rounds).iloc[0, 1].endswith(" / 3.00× (2.00–4.00)")   # the median and its rounds' range
     rows = charts.rows_frame(grid)
     assert list(rows["run"]) == ["baseline", "beta = 1, tau = 1.0", "beta = 3, tau = 1.0"]
 

@@ -92,7 +92,7 @@ def test_a_drafter_model_alone_means_the_draft_lm(tiny_llama_dirs, tmp_path, cap
     assert "given without --drafter it means --drafter model" in " ".join(capsys.readouterr().out.split())
 
 
-@pytest.mark.parametrize("command", ["sweep", "drafters"])
+@pytest.mark.parametrize("command", ["sweep", "grid", "drafters"])
 @pytest.mark.parametrize("repeats", ["0", "-2", "two"])
 def test_rounds_below_one_are_refused_before_anything_loads(capsys, command, repeats):
     with pytest.raises(SystemExit) as exit_:

@@ -11,6 +11,12 @@ def setup_caption(study: Study) -> None:
     st.caption(markdown_escape(charts.study_setup(study)))
 
 
+def show_spread(study: Study) -> None:
+    """Whether the study's rounds spread by more than the differences it draws: a warning when so."""
+    warn, note = charts.spread_note(study)
+    (st.warning if warn else st.caption)(note)
+
+
 def study_rows(study: Study) -> None:
     setup_caption(study)
     st.table(charts.rows_table(study))

@@ -84,13 +84,15 @@ def rows_table(study: Study) -> Styler:
 
 
 def grid_frame(study: Study) -> pd.DataFrame:
-    """Cells "Tok. / match % / speedup" for each variant that varied β and τ."""
+    """Cells "Tok. / match % / speedup" for each variant that varied β and τ (the speedup with its rounds'
+    min–max when timed in rounds)."""
     rows: dict[float, dict[str, str]] = {}
     for row in study.rows()[1:]:
         beta, tau = row.varied.get("beta"), row.varied.get("tau")
         if beta is None or tau is None:
             continue
-        speed = f" / {row.speedup:.2f}×" if row.speedup is not None else ""
+        spread = f" ({row.speedup_low:.2f}–{row.speedup_high:.2f})" if row.speedup_low is not None else ""
+        speed = f" / {row.speedup:.2f}×{spread}" if row.speedup is not None else ""
         rows.setdefault(tau, {})[f"top-{beta} (β = {beta})"] = (
             f"{row.accepted_length:.2f} / {row.match_rate:.0%}{speed}")
     frame = pd.DataFrame.from_dict(rows, orient="index")
