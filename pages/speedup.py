@@ -24,12 +24,11 @@ left, right = st.columns(2)
 adaptive = left.checkbox("…and an adaptive run beside them (chains up to the largest γ)", value=True,
                          key="sweep_adaptive", help="The adaptive run chooses its draft length before every iteration "
                          "(the sidebar's Adapt the draft to the text); it is drawn as a dashed level across every γ.")
-repeats = right.number_input("Rounds: each run timed this often, interleaved", 1, 10, value=3, key="sweep_repeats",
-                             help="The target alone, each γ, the target alone, each γ, …: a slow spell of the machine "
-                             "falls on all of them. Points are the rounds' medians, bars their min–max.")
+with right:
+    repeats = tables.rounds_input("sweep_repeats", "each γ")
 if st.button("Run γ sweep", type="primary", key="run_sweep", disabled=not gammas):
     swept = models.runs_with_progress("γ sweep", repeats * (1 + len(gammas) + adaptive), gamma_sweep, lambda: (
-        st.session_state.prompt, controls.settings(), sorted(gammas), True, adaptive, int(repeats)))
+        st.session_state.prompt, controls.settings(), sorted(gammas), True, adaptive, repeats))
     if swept is not None:
         swept[0][-1].baseline.waited = swept[1]
         state.set_study(swept[0][-1])
@@ -66,12 +65,10 @@ st.caption("Runs the target alone, then every chosen drafter at the sidebar's γ
            "Spec-Drafter's masks have one each (SpecDec's Principle I). unigram / bigram are count tables (c = 0). "
            "Drafters trained for the embedded target need it.")
 kinds = st.multiselect("Drafters", STANDALONE_KINDS, default=list(STANDALONE_KINDS), key="compare_kinds")
-rounds = st.number_input("Rounds: each run timed this often, interleaved", 1, 10, value=3, key="drafters_repeats",
-                         help="The target alone, each drafter, the target alone, each drafter, …: the table's "
-                         "speedups are the rounds' medians with their min–max.")
+rounds = tables.rounds_input("drafters_repeats", "each drafter")
 if st.button("Compare drafters", key="run_drafters", disabled=not kinds):
     compared = models.runs_with_progress("drafter comparison", rounds * (1 + len(kinds)), drafter_comparison, lambda: (
-        st.session_state.prompt, controls.settings(), list(kinds), True, int(rounds)))
+        st.session_state.prompt, controls.settings(), list(kinds), True, rounds))
     if compared is not None:
         compared[0][-1].baseline.waited = compared[1]
         state.set_study(compared[0][-1])

@@ -39,12 +39,10 @@ st.caption("Each cell: Tok. (tokens per iteration) / token match rate with the t
 g1, g2 = st.columns(2)
 betas = g1.multiselect("β values", [1, 2, 3, 5, 8], default=[1, 3, 5], key="grid_betas")
 taus = g2.multiselect("τ values", [0.5, 1.0, 2.0, 3.0, 4.0, 5.0], default=[1.0, 3.0, 5.0], key="grid_taus")
-rounds = st.number_input("Rounds: each run timed this often, interleaved", 1, 10, value=3, key="grid_repeats",
-                         help="The target alone, each (β, τ), the target alone, each (β, τ), …: the speedups are "
-                         "the rounds' medians with their min–max.")
+rounds = tables.rounds_input("grid_repeats", "each (β, τ)")
 if st.button("Run the grid", key="run_grid", disabled=not betas or not taus):
     ran = models.runs_with_progress("β × τ grid", rounds * (1 + len(betas) * len(taus)), beta_tau_grid, lambda: (
-        st.session_state.prompt, controls.settings(), sorted(betas), sorted(taus), True, int(rounds)))
+        st.session_state.prompt, controls.settings(), sorted(betas), sorted(taus), True, rounds))
     if ran is not None:
         ran[0][-1].baseline.waited = ran[1]
         state.set_study(ran[0][-1])

@@ -11,6 +11,13 @@ def setup_caption(study: Study) -> None:
     st.caption(markdown_escape(charts.study_setup(study)))
 
 
+def rounds_input(key: str, runs: str) -> int:
+    """How often each of a study's runs is timed, interleaved with the others (`runs`: what is timed in turn)."""
+    return int(st.number_input("Rounds: each run timed this often, interleaved", 1, 10, value=3, key=key,
+                               help=f"The target alone, {runs}, the target alone, {runs}, …: a slow spell of the "
+                               "machine falls on all of them. Speedups are the rounds' medians with their min–max."))
+
+
 def show_spread(study: Study) -> None:
     """Whether the study's rounds spread by more than the differences it draws: a warning when so."""
     warn, note = charts.spread_note(study)

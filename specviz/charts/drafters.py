@@ -16,7 +16,16 @@ from __future__ import annotations
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from specviz.charts.style import ACCEPT_COLOR, NEUTRAL, P_COLOR, Q_COLOR, REJECT_COLOR, RESIDUAL_COLOR, layout
+from specviz.charts.style import (
+    ACCEPT_COLOR,
+    NEUTRAL,
+    P_COLOR,
+    Q_COLOR,
+    REJECT_COLOR,
+    RESIDUAL_COLOR,
+    layout,
+    range_bars,
+)
 from specviz.study import Study
 
 SYMBOLS = ["circle", "square", "diamond", "triangle-up", "x", "cross", "star", "hexagon"]
@@ -46,9 +55,8 @@ def drafters_chart(study: Study) -> go.Figure:
                             marker=style, name=name, legendgroup=name, showlegend=False,
                             hovertemplate=f"{name}<br>c = %{{x:.3f}}, α̂ = %{{y:.2f}}<extra></extra>", row=1, col=2)
         if row.speedup is not None:
-            spread = row.speedup_low is not None and row.speedup_high is not None
-            bars = {"type": "data", "symmetric": False, "array": [row.speedup_high - row.speedup],
-                    "arrayminus": [row.speedup - row.speedup_low], "thickness": 2, "width": 6} if spread else None
+            bars = range_bars([row.speedup], [row.speedup_low], [row.speedup_high], "#444444", 2, 6) \
+                if row.speedup_low is not None else None
             fig.add_bar(x=[name], y=[row.speedup], marker_color=color, error_y=bars, name=name, legendgroup=name,
                         showlegend=False, row=1, col=3,
                         hovertemplate=f"{name}<br>%{{y:.2f}}× over {row.rounds} round(s)<extra></extra>")

@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 
 import plotly.graph_objects as go
 
-from specviz.charts.style import ACCEPT_COLOR, KINDS, layout
+from specviz.charts.style import ACCEPT_COLOR, KINDS, layout, range_bars
 from specviz.charts.text import colored_text
 from specviz.divergence import describe, first_divergence, parting
 from specviz.study import Study, token_match_rate
@@ -100,9 +100,7 @@ def race_chart(study: Study) -> go.Figure:
         if len(seconds) > 1:
             middle = statistics.median(seconds)
             fig.add_scatter(x=[middle], y=[total], mode="markers", marker={"size": 12, "color": runner.color},
-                            error_x={"type": "data", "symmetric": False, "array": [max(seconds) - middle],
-                                     "arrayminus": [middle - min(seconds)], "thickness": 3, "width": 12,
-                                     "color": runner.color},
+                            error_x=range_bars([middle], [min(seconds)], [max(seconds)], runner.color, width=12),
                             name=f"{runner.title}: median {middle:.1f} s, {min(seconds):.1f}–{max(seconds):.1f} s "
                                  f"over {len(seconds)} rounds")
     speculative = study.variants[0].trace

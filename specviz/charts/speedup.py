@@ -7,7 +7,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from specviz import theory
-from specviz.charts.style import ACCEPT_COLOR, NEUTRAL, P_COLOR, Q_COLOR, REJECT_COLOR, layout
+from specviz.charts.style import ACCEPT_COLOR, NEUTRAL, P_COLOR, Q_COLOR, REJECT_COLOR, layout, range_bars
 from specviz.study import Study
 
 BENCH_SYMBOLS = ["square-open", "diamond-open", "triangle-up-open", "x-thin", "cross-thin"]
@@ -23,18 +23,6 @@ def sweep_chart(study: Study | None, max_gamma: int = 16, benchmark: list[dict] 
     alpha, c = study.measured_alpha_c() if study is not None else (None, 0.0)
     return speedup_chart(alpha, c, max_gamma, [(r.varied["gamma"], r.speedup, r.accepted_length) for r in runs],
                          benchmark, adaptive, [(r.speedup_low, r.speedup_high) for r in runs])
-
-
-def _error_bars(measured: list[tuple[int, float | None, float]],
-                spread: list[tuple[float | None, float | None]]) -> dict:
-    """Plotly's asymmetric error bars from each median speedup to its rounds' min and max (none without)."""
-    plus, minus = [], []
-    for (_, mid, _), (low, high) in zip(measured, spread):
-        known = mid is not None and low is not None and high is not None
-        plus.append(high - mid if known else 0.0)
-        minus.append(mid - low if known else 0.0)
-    return {"type": "data", "symmetric": False, "array": plus, "arrayminus": minus, "thickness": 3, "width": 10,
-            "color": P_COLOR}
 
 
 def speedup_chart(alpha: float | None, c: float, max_gamma: int = 16,
@@ -53,7 +41,9 @@ def speedup_chart(alpha: float | None, c: float, max_gamma: int = 16,
     gamma_of = [m[0] for m in measured]
     spread = spread or [(None, None)] * len(measured)
     repeated = any(low is not None for low, _ in spread)
-    fig.add_scatter(x=gamma_of, y=[m[1] for m in measured], mode="markers", error_y=_error_bars(measured, spread),
+    medians = [m[1] for m in measured]
+    bars = range_bars(medians, [low for low, _ in spread], [high for _, high in spread], P_COLOR)
+    fig.add_scatter(x=gamma_of, y=medians, mode="markers", error_y=bars,
                     name="measured (median, min–max)" if repeated else "measured",
                     marker={"size": 14, "color": P_COLOR, "symbol": "circle"}, row=1, col=1)
     fig.add_scatter(x=gamma_of, y=[m[2] for m in measured], mode="markers",

@@ -58,6 +58,15 @@ def layout(fig: go.Figure, title: str, height: int = 420, **kwargs) -> go.Figure
     return fig
 
 
+def range_bars(middles: list[float | None], lows: list[float | None], highs: list[float | None], color: str,
+               thickness: int = 3, width: int = 10) -> dict:
+    """Plotly's asymmetric error bars from each median to its rounds' min and max (none where one is unknown)."""
+    known = [None not in (m, lo, hi) for m, lo, hi in zip(middles, lows, highs)]
+    return {"type": "data", "symmetric": False, "thickness": thickness, "width": width, "color": color,
+            "array": [hi - m if k else 0.0 for m, hi, k in zip(middles, highs, known)],
+            "arrayminus": [m - lo if k else 0.0 for m, lo, k in zip(middles, lows, known)]}
+
+
 def show_token(token: str) -> str:
     """A token as a readable label: visible spaces and newlines."""
     return token.replace("\n", "↵").replace(" ", "␣") or "∅"

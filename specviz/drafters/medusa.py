@@ -109,8 +109,8 @@ def load_medusa(target: LoadedModel, path: Path | str | None = None) -> MedusaDr
     heads = MedusaHeads(config["hidden_size"], config["heads"], target, state["vocab"])
     heads.load_state_dict(state)
     # the target's dtype, not `layers.draft_dtype`: the heads' block is one einsum over every head, which
-    # oneDNN does not pack, and in bfloat16 a call took 3.45 ms against 2.99 ms in float32 (held-out prompts,
-    # γ = 4, one thread), where the tiny LM's took 5.2 ms against 7.1 and the Spec-Drafter's 7.7 against 12.7
+    # oneDNN does not pack, and in bfloat16 a call took 3.45 ms against 2.99 ms in float32 (9 held-out
+    # prompts, γ = 4, one thread)
     heads = heads.to(device=target.device, dtype=target.dtype)
     pack_head(heads)
     return MedusaDrafter(heads, target.vocab_size, name=heads_name(path))
