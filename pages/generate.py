@@ -16,7 +16,10 @@ controls.sidebar()  # drawn by each page, so a page opened on its own still has 
 st.title("Generate")
 st.html(charts.legend())
 left, middle, right = st.columns([1, 1, 3])
-start = left.button("Generate", type="primary", key="generate")
+# `running` is set by the click itself, before the script reruns: a Stop that arrives while the page is still
+# being drawn, before the run below has begun, finds it set too and says the run stopped.
+start = left.button("Generate", type="primary", key="generate",
+                    on_click=st.session_state.update, args=({"running": True},))
 middle.button("Stop", key="stop", help="Ends the run after the current iteration; the trace keeps what was decided.")
 with right:
     show_rejected = st.toggle("Show rejected drafts (struck through)", value=True, key="show_rejected")
@@ -82,11 +85,10 @@ def stream(turn: models.Turn, settings) -> None:
     state.show_caption()
 
 
-if st.session_state.pop("running", False) and not start:
+if not start and st.session_state.pop("running", False):  # still set only if Stop cut the last run short
     st.warning("Stopped: the trace holds the iterations decided before the stop.")
 
 if start:
-    st.session_state.running = True  # still set on the next rerun only if Stop cut this one short
     try:
         settings = controls.settings()
         with models.exclusive() as turn:

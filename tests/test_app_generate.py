@@ -46,6 +46,15 @@ def test_generation_streams_text_and_numbers(generated):
     assert "Showing: last run" in at.sidebar.caption[-1].value
 
 
+def test_a_finished_run_is_not_called_stopped(generated):
+    """`running`, set by the Generate click itself, is cleared by a run that finishes: the next rerun says
+    nothing of a stop (the browser test presses Stop during a run and reads the warning)."""
+    at = generated
+    at.run()
+    assert "running" not in at.session_state
+    assert not [w.value for w in at.warning if "Stopped" in w.value]
+
+
 def test_inspector_steps_without_recomputing(generated):
     at = generated
     at.switch_page("pages/inspector.py").run()
