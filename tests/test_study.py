@@ -119,6 +119,8 @@ def test_the_drafters_chart_shows_acceptance_by_position_and_alpha_against_c():
                                                       zip(("eagle", "ngram"), study.variants)]
     bars = [t for t in fig.data if t.type == "bar"]
     assert [(t.x[0], t.y[0]) for t in bars] == [(r.varied["drafter"], r.speedup) for r in drafters.rows()[1:]]
+    assert [t.text[0] for t in bars] == ["eagle", "ngram"] and all(t.textposition == "inside" for t in bars)
+    assert fig.layout.xaxis3.showticklabels is False   # the names are in the bars, whatever the panel's width
     assert all(t.error_y.array is None for t in bars)   # timed once: no bar to draw
     timed = drafters.timed(-1, 1.0).timed(-1, 2.0).timed(0, 0.5).timed(0, 0.5).timed(1, 1.0).timed(1, 1.0)
     low, high = timed.rows()[1].speedup_low, timed.rows()[1].speedup_high
