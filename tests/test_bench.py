@@ -214,6 +214,21 @@ def test_several_prompt_sets_make_one_run_and_keep_their_categories_apart():
         load_prompts(f"{DEFAULT_PROMPTS},missing.json")
 
 
+def test_a_benchmark_question_file_reads_as_a_prompt_set(tmp_path):
+    """MT-bench's JSON Lines, as Spec-Bench ships it: each question's first turn, by its category."""
+    questions = tmp_path / "question.jsonl"
+    questions.write_text("\n".join(json.dumps(q) for q in [
+        {"question_id": 81, "category": "writing", "turns": ["Compose a blog post.", "Rewrite it in limericks."]},
+        {"question_id": 481, "category": "translation", "turns": ["Translate German to English: Guten Tag"]},
+        {"question_id": 482, "category": "translation", "turns": ["Translate German to English: Danke"]}]) + "\n\n")
+    prompts = load_prompts(questions, per_category=1)
+    assert prompts == [BenchPrompt("writing-81", "writing", "Compose a blog post."),
+                       BenchPrompt("translation-481", "translation", "Translate German to English: Guten Tag")]
+    questions.write_text('{"question_id": 1, "category": "qa"}\n')
+    with pytest.raises(SpecvizError, match="cannot read the prompt set .*question.jsonl: 'turns'"):
+        load_prompts(questions)
+
+
 def test_the_corpus_held_out_prompts_read_as_a_prompt_set():
     from specviz.corpus.prompts import KINDS
     from specviz.corpus.store import CORPUS_DIR

@@ -1,7 +1,13 @@
 """The benchmark's prompt set: a JSON file of prompts, each with an id and a category.
 
 The corpus's held-out file (`assets/corpus/heldout.json`) reads as a prompt set too: each prompt's
-kind is its category and its conversation (a multi-turn prompt keeps its earlier turns) its text."""
+kind is its category and its conversation (a multi-turn prompt keeps its earlier turns) its text.
+
+So does a public benchmark's question file in MT-bench's JSON Lines format (one `{"question_id",
+"category", "turns"}` per line), which Spec-Bench (Xia et al. 2024) shares: `data/spec_bench/question.jsonl`
+in its repository holds its six categories (MT-bench's eight, translation, summarization, qa,
+math_reasoning, rag). Each question's first turn is the prompt: a second turn follows the model's own first
+answer, which a prompt set cannot hold. No drafter trains or tunes on these: they are for measuring."""
 
 from __future__ import annotations
 
@@ -53,6 +59,9 @@ def load_prompts(path: str | Path = DEFAULT_PROMPTS, categories: list[str] | Non
 
 def _read(path: str) -> list[BenchPrompt]:
     try:
+        if path.endswith(".jsonl"):
+            rows = [json.loads(line) for line in Path(path).read_text().splitlines() if line.strip()]
+            return [BenchPrompt(f"{r['category']}-{r['question_id']}", r["category"], r["turns"][0]) for r in rows]
         data = json.loads(Path(path).read_text())
         if data.get("format") == "specviz-corpus-heldout":
             return [BenchPrompt(f"{p['kind']}-{p['key']}", p["kind"], p["messages"]) for p in data["prompts"]]
