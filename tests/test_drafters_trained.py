@@ -232,7 +232,26 @@ def test_acceptance_command_prints_and_saves_each_drafters_numbers(embedded, tmp
     assert main(["acceptance", "--kinds", "eagle", "medusa", "--temperatures", "0", "--max-new-tokens", "12",
                  "--prompts", str(prompts), "--threads", "1", "--out", str(out)]) == 0
     rows = json.loads(out.read_text())["rows"]
-    assert [(r["kind"], r["temperature"]) for r in rows] == [("eagle", 0.0), ("medusa", 0.0)]
+    assert [(r["kind"], r["temperature"], r["category"]) for r in rows] == [("eagle", 0.0, "all"),
+                                                                            ("medusa", 0.0, "all")]
     assert all(len(r["by_position"]) == 4 and 0 <= r["alpha"] <= 1 and r["tokens"] == 12 for r in rows)
     table = capsys.readouterr().out
-    assert "| eagle | 0 |" in table and "| medusa | 0 |" in table
+    assert "| eagle | 0 | all (1) |" in table and "| medusa | 0 | all (1) |" in table
+
+
+def test_acceptance_command_pools_all_prompts_then_each_category(embedded, tmp_path):
+    """Each prompt runs once: the pooled row's counts are the categories' summed."""
+    from specviz.cli import main
+
+    prompts = tmp_path / "prompts.json"
+    prompts.write_text(json.dumps({"prompts": [{"id": i, "category": c, "text": t} for i, c, t in [
+        ("a", "chat", PROMPTS[0]), ("b", "code", PROMPTS[1]), ("c", "chat", PROMPTS[1]), ("d", "copy", PROMPTS[0])]]}))
+    out = tmp_path / "acceptance.json"
+    assert main(["acceptance", "--kinds", "eagle", "--temperatures", "0", "--max-new-tokens", "8", "--prompts",
+                 str(prompts), "--categories", "chat,code", "--per-category", "1", "--threads", "1",
+                 "--out", str(out)]) == 0
+    rows = {r["category"]: r for r in json.loads(out.read_text())["rows"]}
+    assert list(rows) == ["all", "chat", "code"] and [r["prompts"] for r in rows.values()] == [2, 1, 1]
+    assert rows["all"]["tokens"] == rows["chat"]["tokens"] + rows["code"]["tokens"] == 16
+    assert rows["all"]["reached_by_position"] == [a + b for a, b in zip(rows["chat"]["reached_by_position"],
+                                                                        rows["code"]["reached_by_position"])]

@@ -51,9 +51,13 @@ def pooled(traces: list[Trace], temperature: float, gamma: int) -> Acceptance:
                       tokens, [round(p / r, 4) if r else None for p, r in zip(passed, reached)], reached)
 
 
+def chain_settings(temperature: float, gamma: int = 4, max_new_tokens: int = 64, seed: int = 0) -> DecodeSettings:
+    """An unrecorded γ-chain run (lossless sampling, or greedy at T=0), as acceptance is measured."""
+    return DecodeSettings(gamma=gamma, temperature=temperature, max_new_tokens=max_new_tokens, seed=seed, record=False)
+
+
 def acceptance(target: LoadedModel, drafter: Drafter, prompts: list[str], temperature: float, gamma: int = 4,
                max_new_tokens: int = 64, seed: int = 0) -> Acceptance:
     """Pooled α̂ and accepted length of `drafter` on `prompts` (lossless sampling, or greedy at T=0)."""
-    settings = DecodeSettings(gamma=gamma, temperature=temperature, max_new_tokens=max_new_tokens,
-                              seed=seed, record=False)
+    settings = chain_settings(temperature, gamma, max_new_tokens, seed)
     return pooled(held_out_traces(target, drafter, prompts, settings), temperature, gamma)
