@@ -67,7 +67,8 @@ def add_bench_arguments(parser: argparse.ArgumentParser) -> None:
                         help="0 = greedy, outputs checked against the baseline (default 0)")
     parser.add_argument("--max-new-tokens", type=int, default=64, help="tokens per prompt (default 64)")
     parser.add_argument("--prompts", default=str(DEFAULT_PROMPTS),
-                        help="prompt set JSON, or several comma-separated for one run (default: the shipped one)")
+                        help="prompt set JSON (or a benchmark's question.jsonl, MT-bench's format), or several "
+                             "comma-separated for one run (default: the shipped one)")
     parser.add_argument("--categories", default=None, help="comma-separated categories (default: all)")
     parser.add_argument("--per-category", type=int, default=None, help="at most this many prompts per category")
     parser.add_argument("--model-per-category", type=int, default=None,

@@ -1,6 +1,6 @@
 """`python -m specviz acceptance`: each drafter's α̂, accepted length and acceptance by draft position
 on a prompt set (by default the benchmark's, which no drafter was trained or tuned on), measured by
-the decoder loop (`evaluate.acceptance`) and printed as a Markdown table, over all the prompts chosen and
+the decoder loop (`evaluate.pooled`) and printed as a Markdown table, over all the prompts chosen and
 then over each category of them; `--out` saves the rows as JSON (format "specviz-acceptance"; version 2 adds
 each row's `reached_by_position`, version 3 its `category`, "all" for the pooled row)."""
 
@@ -20,8 +20,8 @@ def add_acceptance_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--kinds", nargs="+", default=list(STANDALONE_KINDS), choices=STANDALONE_KINDS,
                         help=f"the drafters (default: {' '.join(STANDALONE_KINDS)})")
     parser.add_argument("--prompts", default=str(DEFAULT_PROMPTS),
-                        help="a prompt set JSON like the benchmark's (default: the benchmark's, prompts no drafter "
-                             "was trained or tuned on)")
+                        help="a prompt set JSON like the benchmark's, or a benchmark's question.jsonl (default: the "
+                             "benchmark's, prompts no drafter was trained or tuned on)")
     parser.add_argument("--categories", default=None,
                         help="comma-separated prompt categories (default: every one in the set)")
     parser.add_argument("--per-category", type=int, default=None, help="at most this many prompts per category")
