@@ -154,13 +154,15 @@ def predict(acc: Acceptance, cost: VerifyCost, gamma: int, branches: int, nodes:
 
 
 def candidates(acc: Acceptance, cost: VerifyCost, depth: int = max(DEPTHS), branches: int = max(BRANCHES),
-               nodes: int = max(BUDGETS)) -> list[TreeSize]:
-    """Every size searched, up to the given depth, top-k and budget: chains of each depth, and trees of each
-    depth, top-k and budget. The adaptive policy searches before most iterations, so each budget's pass is
-    priced once here, not once per depth and top-k (1.2 ms a search before, 2% of an iteration)."""
+               nodes: int = max(BUDGETS), chains: Acceptance | None = None) -> list[TreeSize]:
+    """Every size searched, up to the given depth, top-k and budget: chains of each depth (priced with
+    `chains` where given: a sampled chain draws its tokens, a tree picks its rank 0, see `specviz.adaptive`),
+    and trees of each depth, top-k and budget. The adaptive policy searches before most iterations, so each
+    budget's pass is priced once here, not once per depth and top-k (1.2 ms a search before, 2% of an
+    iteration)."""
     depths = [g for g in DEPTHS if g <= depth]
     verify = {n: cost.at(n + 1) for n in BUDGETS if n <= nodes}
-    sizes = [predict(acc, cost, g, 1, g) for g in depths]
+    sizes = [predict(chains or acc, cost, g, 1, g) for g in depths]
     for g in depths:
         for k in (k for k in BRANCHES if 1 < k <= branches):
             es = expected_by_budget(acc, g, k, nodes)
