@@ -26,6 +26,7 @@ with right:
     with_baseline = st.checkbox("Also run the target alone and measure the speedup", key="with_baseline")
     race_view = st.toggle("Race view: the target alone against speculative decoding, side by side", key="race_view")
 race_area = st.container()  # filled once this run's generation (if any) is done
+stopped = st.empty()        # under the buttons: where a Stop is pressed, its answer
 
 if st.session_state.remote_target:
     st.caption(f"The target is served at {st.session_state.remote_target}: every verification is one request, so "
@@ -86,7 +87,7 @@ def stream(turn: models.Turn, settings) -> None:
 
 
 if not start and st.session_state.pop("running", False):  # still set only if Stop cut the last run short
-    st.warning("Stopped: the trace holds the iterations decided before the stop.")
+    stopped.warning("Stopped: the trace holds the iterations decided before the stop.")
 
 if start:
     try:
