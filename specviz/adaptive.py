@@ -30,10 +30,9 @@ keeps it with p(argmax q). At T = 0.7 these part (0.45 against 0.38 at the same 
 default's first guesses over the corpus's 48 validation prompts), so rank 0 keeps both: `hits` the
 picked chance, `drawn` the drawn one, each learnt at every rank-0 node a verification reached, whatever
 shape drafted it; chains are priced with the drawn chances, trees with the picked. Greedy, they are one
-verdict. Old evidence, the prior's
-included, fades by `MEMORY` per new try (a moving average, as SGLang's adaptive draft steps use), so
-the estimates follow the text as it changes from prose to a copied passage and back, and a prior the
-text contradicts is forgotten.
+verdict. Old evidence, the prior's included, fades by `MEMORY` per new try (a moving average, as
+SGLang's adaptive draft steps use), so the estimates follow the text as it changes from prose to a
+copied passage and back, and a prior the text contradicts is forgotten.
 
 A drafter may know something of its chances before it drafts (`Drafter.situation`): prompt lookup finds
 a 3-token match or only a 1-token one, and copies far more of the first; the mixed tree's chain copies

@@ -106,7 +106,7 @@ class Choice:
     nodes: int
     expected_tokens: float     # E: tokens per iteration predicted
     gain: float                # predicted tokens/s over the target alone's
-    alpha: float               # the estimate of depth 1's acceptance (the drafter's first guess) when chosen
+    alpha: float               # the estimate of depth 1's acceptance (the drafter's first guess, drawn) when chosen
     probe: bool = False        # drafted to learn, not because it was predicted faster
     situation: str = ""        # what the drafter knew before drafting (`Drafter.situation`), whose estimates chose
 
