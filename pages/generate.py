@@ -86,7 +86,8 @@ def stream(turn: models.Turn, settings) -> None:
     state.show_caption()
 
 
-if not start and st.session_state.pop("running", False):  # still set only if Stop cut the last run short
+pressed_stop = not start and st.session_state.pop("running", False)  # still set only if Stop cut the last run short
+if pressed_stop:
     stopped.warning("Stopped: the trace holds the iterations decided before the stop.")
 
 if start:
@@ -114,8 +115,8 @@ if current is None:
 else:
     show(current, state.study("comparison"), live=False)
     state.warn_approximate(current)
-    if current.stopped_by:
-        st.warning(f"Stopped by {current.stopped_by}: the trace holds the iterations decided before it.")
+    if current.stopped_by and not pressed_stop:
+        stopped.warning(f"Stopped by {current.stopped_by}: the trace holds the iterations decided before it.")
     if current.iterations:
         show_tree(current, key="tree")
         chart.plotly_chart(charts.timeline(current), key="timeline")

@@ -95,7 +95,9 @@ def test_a_trace_cut_by_the_hosts_time_limit_says_so(app):
     app.file_uploader(key="trace_file").set_value(("cut.json", json.dumps(trace.to_dict()).encode(),
                                                    "application/json")).run()
     app.switch_page("pages/generate.py").run()
-    assert any("Stopped by the host's run-time limit of 30 s" in w.value for w in app.warning)
+    order = [getattr(e, "value", None) for e in app.main]   # the page's elements, top to bottom
+    cut = next(i for i, v in enumerate(order) if isinstance(v, str) and "Stopped by the host's run-time limit" in v)
+    assert cut < order.index(app.metric[0].value)   # under the buttons, above the trace's numbers
 
 
 def test_an_approximate_remote_trace_says_so_on_every_page_that_shows_it(app):
