@@ -18,6 +18,7 @@ import json
 import statistics
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Literal
 
 from specviz.bench.measure import BASELINE, RunRecord
 from specviz.bench.methods import MethodSpec
@@ -29,6 +30,7 @@ OVERHEAD_GOAL = 0.05
 HF_GOAL = 1.0
 APP_GOAL = 0.10   # the app's code path within 10% of the library's: tokens/s, verify and draft per iteration
 COPY_SPEEDUP_GOAL = 1.5
+Clock = Literal["wall", "cpu", "after_first"]   # which seconds a rate divides by (`_rate`)
 
 
 @dataclass
@@ -123,9 +125,9 @@ def _row(spec: MethodSpec, specs: list[MethodSpec], runs: list[RunRecord], group
         overhead=_overhead(runs, spec.name, twin.name, group) if twin else None,
         vs_hf=_paired(runs, spec.name, hf.name, group) if hf else None,
         hf_method=hf.name if hf else None,
-        cpu_speedup=_paired(runs, spec.name, BASELINE, group, cpu=True) if spec.name != BASELINE else None,
-        cpu_overhead=_overhead(runs, spec.name, twin.name, group, cpu=True) if twin else None,
-        cpu_vs_hf=_paired(runs, spec.name, hf.name, group, cpu=True) if hf else None,
+        cpu_speedup=_paired(runs, spec.name, BASELINE, group, "cpu") if spec.name != BASELINE else None,
+        cpu_overhead=_overhead(runs, spec.name, twin.name, group, "cpu") if twin else None,
+        cpu_vs_hf=_paired(runs, spec.name, hf.name, group, "cpu") if hf else None,
         memory_mb=max((r.memory_mb for r in good), default=None),
         failures=len(mine) - len(good),
         engine_method=engine.name if engine else None,
@@ -133,7 +135,7 @@ def _row(spec: MethodSpec, specs: list[MethodSpec], runs: list[RunRecord], group
         verify_vs_engine=_per_iteration(runs, spec.name, engine.name, group, "verify_seconds") if engine else None,
         draft_vs_engine=_per_iteration(runs, spec.name, engine.name, group, "draft_seconds") if engine else None,
         confidence=spec.confidence,
-        after_first=_paired(runs, spec.name, BASELINE, group, after_first=True) if spec.name != BASELINE else None,
+        after_first=_paired(runs, spec.name, BASELINE, group, "after_first") if spec.name != BASELINE else None,
         first_share=_first_share(good))
 
 
@@ -168,15 +170,15 @@ def _by_repeat(runs: list[RunRecord]) -> dict[int, list[RunRecord]]:
     return out
 
 
-def _rate(runs: list[RunRecord], cpu: bool = False, after_first: bool = False) -> float | None:
-    """Tokens per second of wall-clock (or CPU) time, or of what follows each run's first iteration;
-    None (unknown) where no time was measured."""
-    if after_first:
+def _rate(runs: list[RunRecord], clock: Clock = "wall") -> float | None:
+    """Tokens per second of wall-clock time, of CPU time, or of the wall-clock time after each run's first
+    iteration ("after_first"); None (unknown) where no time was measured."""
+    if clock == "after_first":
         if any(r.first_seconds is None for r in runs):
             return None
         seconds = sum(r.seconds - r.first_seconds for r in runs)
         return sum(r.tokens - r.first_tokens for r in runs) / seconds if seconds > 0 else None
-    seconds = sum(r.cpu_seconds if cpu else r.seconds for r in runs)
+    seconds = sum(r.cpu_seconds if clock == "cpu" else r.seconds for r in runs)
     return sum(r.tokens for r in runs) / seconds if seconds > 0 else None
 
 
@@ -187,10 +189,9 @@ def _first_share(runs: list[RunRecord]) -> float | None:
     return statistics.median(shares) if shares else None
 
 
-def _ratios(pairs: list[tuple[list[RunRecord], list[RunRecord]]], cpu: bool,
-            after_first: bool = False) -> list[tuple[float, float]]:
+def _ratios(pairs: list[tuple[list[RunRecord], list[RunRecord]]], clock: Clock) -> list[tuple[float, float]]:
     """The (rate of a, rate of b) of each pair of run lists where both rates are known."""
-    rates = [(_rate(x, cpu, after_first), _rate(y, cpu, after_first)) for x, y in pairs]
+    rates = [(_rate(x, clock), _rate(y, clock)) for x, y in pairs]
     return [(a, b) for a, b in rates if a is not None and b is not None]
 
 
@@ -205,10 +206,9 @@ def _pairs(runs: list[RunRecord], a: str, b: str, group: str) -> list[tuple[list
     return [([left[k] for k in shared if k[0] == rep], [right[k] for k in shared if k[0] == rep]) for rep in repeats]
 
 
-def _paired(runs: list[RunRecord], a: str, b: str, group: str, cpu: bool = False,
-            after_first: bool = False) -> Spread | None:
+def _paired(runs: list[RunRecord], a: str, b: str, group: str, clock: Clock = "wall") -> Spread | None:
     """Median over repeats of tokens/s of a over tokens/s of b."""
-    return spread([x / y for x, y in _ratios(_pairs(runs, a, b, group), cpu, after_first)])
+    return spread([x / y for x, y in _ratios(_pairs(runs, a, b, group), clock)])
 
 
 def _per_iteration(runs: list[RunRecord], a: str, b: str, group: str, phase: str) -> Spread | None:
@@ -219,9 +219,9 @@ def _per_iteration(runs: list[RunRecord], a: str, b: str, group: str, phase: str
     return spread(ratios)
 
 
-def _overhead(runs: list[RunRecord], on: str, off: str, group: str, cpu: bool = False) -> Spread | None:
+def _overhead(runs: list[RunRecord], on: str, off: str, group: str, clock: Clock = "wall") -> Spread | None:
     """Median over repeats of (time with recording) / (time without) - 1, tokens being equal."""
-    return spread([y / x - 1 for x, y in _ratios(_pairs(runs, on, off, group), cpu)])
+    return spread([y / x - 1 for x, y in _ratios(_pairs(runs, on, off, group), clock)])
 
 
 def spread(values: list[float]) -> Spread | None:
