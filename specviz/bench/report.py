@@ -30,7 +30,7 @@ OVERHEAD_GOAL = 0.05
 HF_GOAL = 1.0
 APP_GOAL = 0.10   # the app's code path within 10% of the library's: tokens/s, verify and draft per iteration
 COPY_SPEEDUP_GOAL = 1.5
-Clock = Literal["wall", "cpu", "after_first"]   # which seconds a rate divides by (`_rate`)
+Timing = Literal["wall", "cpu", "after_first"]   # which seconds a rate divides by (`_rate`)
 
 
 @dataclass
@@ -170,15 +170,15 @@ def _by_repeat(runs: list[RunRecord]) -> dict[int, list[RunRecord]]:
     return out
 
 
-def _rate(runs: list[RunRecord], clock: Clock = "wall") -> float | None:
+def _rate(runs: list[RunRecord], timing: Timing = "wall") -> float | None:
     """Tokens per second of wall-clock time, of CPU time, or of the wall-clock time after each run's first
     iteration ("after_first"); None (unknown) where no time was measured."""
-    if clock == "after_first":
+    if timing == "after_first":
         if any(r.first_seconds is None for r in runs):
             return None
         seconds = sum(r.seconds - r.first_seconds for r in runs)
         return sum(r.tokens - r.first_tokens for r in runs) / seconds if seconds > 0 else None
-    seconds = sum(r.cpu_seconds if clock == "cpu" else r.seconds for r in runs)
+    seconds = sum(r.cpu_seconds if timing == "cpu" else r.seconds for r in runs)
     return sum(r.tokens for r in runs) / seconds if seconds > 0 else None
 
 
@@ -189,9 +189,9 @@ def _first_share(runs: list[RunRecord]) -> float | None:
     return statistics.median(shares) if shares else None
 
 
-def _ratios(pairs: list[tuple[list[RunRecord], list[RunRecord]]], clock: Clock) -> list[tuple[float, float]]:
+def _ratios(pairs: list[tuple[list[RunRecord], list[RunRecord]]], timing: Timing) -> list[tuple[float, float]]:
     """The (rate of a, rate of b) of each pair of run lists where both rates are known."""
-    rates = [(_rate(x, clock), _rate(y, clock)) for x, y in pairs]
+    rates = [(_rate(x, timing), _rate(y, timing)) for x, y in pairs]
     return [(a, b) for a, b in rates if a is not None and b is not None]
 
 
@@ -206,9 +206,9 @@ def _pairs(runs: list[RunRecord], a: str, b: str, group: str) -> list[tuple[list
     return [([left[k] for k in shared if k[0] == rep], [right[k] for k in shared if k[0] == rep]) for rep in repeats]
 
 
-def _paired(runs: list[RunRecord], a: str, b: str, group: str, clock: Clock = "wall") -> Spread | None:
+def _paired(runs: list[RunRecord], a: str, b: str, group: str, timing: Timing = "wall") -> Spread | None:
     """Median over repeats of tokens/s of a over tokens/s of b."""
-    return spread([x / y for x, y in _ratios(_pairs(runs, a, b, group), clock)])
+    return spread([x / y for x, y in _ratios(_pairs(runs, a, b, group), timing)])
 
 
 def _per_iteration(runs: list[RunRecord], a: str, b: str, group: str, phase: str) -> Spread | None:
@@ -219,9 +219,9 @@ def _per_iteration(runs: list[RunRecord], a: str, b: str, group: str, phase: str
     return spread(ratios)
 
 
-def _overhead(runs: list[RunRecord], on: str, off: str, group: str, clock: Clock = "wall") -> Spread | None:
+def _overhead(runs: list[RunRecord], on: str, off: str, group: str, timing: Timing = "wall") -> Spread | None:
     """Median over repeats of (time with recording) / (time without) - 1, tokens being equal."""
-    return spread([y / x - 1 for x, y in _ratios(_pairs(runs, on, off, group), clock)])
+    return spread([y / x - 1 for x, y in _ratios(_pairs(runs, on, off, group), timing)])
 
 
 def spread(values: list[float]) -> Spread | None:
