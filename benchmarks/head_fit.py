@@ -60,8 +60,7 @@ def main() -> None:
             "validation": validation[:n]}
     results = {}
     for name, records in sets.items():
-        prefilled = PrefilledRecords(target, records, cfg.layers, cfg.top_k, cfg.window, cfg.bf16)
-        samples = [s for i in range(0, n, 8) for s in prefilled.take(list(range(i, min(i + 8, n))))]
+        samples = PrefilledRecords(target, records, cfg.layers, cfg.top_k, cfg.window, cfg.bf16).samples()
         with torch.autocast(target.device.type, dtype=torch.bfloat16):
             parts = validate(cfg, model, samples, index, target.device)
         results[name] = {k: round(parts[k], 4) for k in LOGGED}

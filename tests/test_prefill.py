@@ -66,3 +66,11 @@ def test_store_features_needs_the_corpus(capsys):
     from specviz.cli import main
     assert main(["train-drafter", "--store-features", "--steps", "1"]) == 2
     assert "--store-features keeps the corpus's prefilled features: it needs --corpus" in capsys.readouterr().err
+
+
+def test_samples_are_every_record_in_order_a_chunk_at_a_time(small):
+    records = [record([3, 4, 5, 6, 7], 2), record([10, 11, 4, 5], 2), record([5, 6, 7, 8, 9], 3)]
+    whole = PrefilledRecords(small, records, (-1,), top_k=4).samples(chunk=2)
+    assert [s.tokens.tolist() for s in whole] == [r.tokens.tolist() for r in records]
+    for a, b in zip(whole, PrefilledRecords(small, records, (-1,), top_k=4).take([0, 1, 2])):
+        assert torch.equal(a.top_ids, b.top_ids) and a.n_prompt == b.n_prompt

@@ -148,8 +148,7 @@ def corpus_data(cfg: TrainConfig, target, store: Path | None = None):
     train_records, validation = split_validation(records)
     vocab = corpus_vocabulary([r.answer for r in train_records], cfg.draft_vocab, target.vocab_size)
     prefilled = PrefilledRecords(target, train_records, cfg.layers, cfg.top_k, cfg.window, cfg.bf16, store)
-    val = PrefilledRecords(target, validation, cfg.layers, cfg.top_k, cfg.window, cfg.bf16, store)
-    val_samples = [s for i in range(0, len(validation), 8) for s in val.take(list(range(i, min(i + 8, len(val)))))]
+    val_samples = PrefilledRecords(target, validation, cfg.layers, cfg.top_k, cfg.window, cfg.bf16, store).samples()
     seconds = sum(json.loads(str(np.load(p)["meta"])).get("seconds", 0) for p in shard_paths())
     return prefilled, val_samples, vocab, {
         "corpus_records": len(train_records), "validation_records": len(validation),

@@ -68,6 +68,10 @@ class PrefilledRecords:
         """Each record's positions the head trains over (after the `window` cut)."""
         return [min(len(r.tokens), max(self.window, r.n_answer + 1)) for r in self.records]
 
+    def samples(self, chunk: int = 8) -> list[Sample]:
+        """Every record's sample, in order, prefilled `chunk` records at a time (a validation set)."""
+        return [s for i in range(0, len(self), chunk) for s in self.take(list(range(i, min(i + chunk, len(self)))))]
+
     def take(self, indices: list[int]) -> list[Sample]:
         """The samples of records `indices`: read from the store where it has them, prefilled (and
         stored) where not."""
