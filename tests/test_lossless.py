@@ -10,6 +10,7 @@ drafts at most budget − 1: the bonus takes the last place).
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -17,7 +18,7 @@ import torch
 from scipy.stats import chisquare
 
 from specviz import DecodeSettings, generate, load_model, verification
-from specviz.drafters import DraftModelDrafter, NgramDrafter, draft_model
+from specviz.drafters import DraftModelDrafter, NgramDrafter, base, draft_model
 from specviz.drafters.base import Draft
 from specviz.tree import chain
 from specviz.warpers import Warper
@@ -160,3 +161,44 @@ def test_a_stop_on_the_drawn_tokens_own_q_is_caught(target_without_eos, monkeypa
     settings = confident(0.15)
     exact = exact_two_tokens(target, settings)
     assert chi_square_p_value(exact, sampled_two_tokens(target, DraftModelDrafter(drafter), settings)) < 1e-6
+
+
+TREE = DecodeSettings(gamma=2, temperature=1.0, max_new_tokens=3, record=False, branches=2, nodes=3)
+
+
+def test_a_tree_whose_first_children_are_drawn_is_lossless(target_without_eos):
+    """Sampling, each expanded node's first child is drawn from q and its sibling picked (q's likeliest other
+    token). Six nodes are grown for a budget of three: the drawn ones and their ancestors are kept first."""
+    target, drafter = target_without_eos
+    its = [generate(target, DraftModelDrafter(drafter), PROMPT, replace(TREE, seed=seed, record=True)).iterations[0]
+           for seed in range(20)]
+    assert all(it.drafted == 3 and it.drafts[0].sampled and not it.drafts[1].sampled for it in its)
+    exact = exact_two_tokens(target, TREE)
+    assert chi_square_p_value(exact, sampled_two_tokens(target, DraftModelDrafter(drafter), TREE)) > 1e-3
+
+
+def first_children(warper: Warper, draws: int) -> tuple[torch.Tensor, Counter]:
+    """q at the root, and the root's first child over many trees of depth 2, top-2, grown to six nodes and
+    cut to a budget of three: (token, drawn or picked) counts."""
+    g = torch.Generator().manual_seed(0)
+    logits = torch.randn(8, generator=g) * 1.5
+    counts: Counter = Counter()
+    for _ in range(draws):
+        draft = base.draft_loop(logits, lambda tokens, _: logits.expand(len(tokens), -1), 2, warper, g,
+                                branches=2, nodes=3)
+        counts[int(draft.tokens[0]), draft.sampled[0]] += 1
+    return warper.probs(logits), counts
+
+
+@pytest.mark.parametrize("pruning", ["forced", "by value"])
+def test_a_drawn_first_child_is_kept_whatever_its_token(monkeypatch, pruning):
+    """The root's first child is drawn in every tree, and its tokens follow q. EAGLE-2's pruning alone (the
+    N nodes of highest Σ log q) keeps a draw only when its own token is likely: the draws that reach the
+    test no longer follow the q of the ratio p/q."""
+    if pruning == "by value":
+        best = base.best
+        monkeypatch.setattr(base, "best", lambda value, parents, nodes, forced: best(value, parents, nodes))
+    q, counts = first_children(Warper(DecodeSettings(temperature=1.0)), 2000)
+    drawn = np.array([counts[x, True] for x in range(len(q))])
+    fits = drawn.sum() == 2000 and chisquare(drawn, q.numpy() * 2000).pvalue > 1e-3
+    assert fits == (pruning == "forced")
