@@ -144,7 +144,7 @@ def test_a_chain_of_the_mixed_drafter_copies_only_after_a_match_of_two_tokens_or
     mixed = drafters["lookup+eagle"]
     mixed.lookup.begin([5, 1, 2, 6, 7, 8])
     guess = Draft(torch.tensor([3, 4]), torch.nn.functional.one_hot(torch.tensor([3, 4]), mixed.vocab).float(),
-                  parents=[-1, 0])
+                  parents=[-1, 0], sampled=[False, False])   # picked, as a greedy tree's nodes are
     monkeypatch.setattr(mixed.head, "propose", lambda *args, **kwargs: guess)
     warper, generator = Warper(DecodeSettings()), torch.Generator()
     assert mixed.situation([9, 5]) == "match 1" and "match 1" not in mixed.chain_situations
@@ -161,12 +161,27 @@ def test_merged_sources_never_repeat_a_token_under_one_parent():
         return Draft(torch.tensor(tokens), q, parents=parents)
 
     copy, guess = draft([1, 2, 3], [-1, 0, 1]), draft([1, 4, 2, 7, 5], [-1, -1, 0, 2, 1])
-    merged = merge(copy, guess)
+    for head_first in (False, True):
+        merged = merge(copy, guess, head_first)
+        for kids in children(merged.parents).values():
+            tokens = [int(merged.tokens[k]) for k in kids]
+            assert len(tokens) == len(set(tokens))
+    merged = merge(copy, guess, head_first=False)
     assert merged.tokens.tolist() == [1, 2, 3, 4, 7, 5] and merged.parents == [-1, 0, 1, -1, 1, 3]
     assert not any(merged.sampled)
-    for kids in children(merged.parents).values():
-        tokens = [int(merged.tokens[k]) for k in kids]
-        assert len(tokens) == len(set(tokens))
+
+
+def test_sampling_the_heads_drawn_tree_leads_and_the_copy_joins_it():
+    """A drawn node keeps its place and its q whatever the copy holds; the copy's nodes join the head's where
+    they agree (under the drawn node too: its subtree may depend on its token), else follow as picked ones."""
+    vocab = 10
+    guess = Draft(torch.tensor([4, 1, 2]), torch.softmax(torch.randn(3, vocab), dim=-1), parents=[-1, -1, 1],
+                  sampled=[True, False, True])
+    copy = Draft(torch.tensor([1, 2, 3]), torch.nn.functional.one_hot(torch.tensor([1, 2, 3]), vocab).float())
+    merged = merge(copy, guess, head_first=True)
+    assert merged.tokens.tolist() == [4, 1, 2, 3] and merged.parents == [-1, -1, 1, 2]
+    assert merged.sampled == [True, False, True, False]
+    assert torch.equal(merged.q[:3], guess.q) and torch.equal(merged.q[3], copy.q[2])
 
 
 def test_seq2seq_draft_model_drafts_chains_only(tiny_t5_dirs):

@@ -3,8 +3,9 @@
 Prompt lookup wins where the output copies the prompt (edits, rewrites, code changes) and drafts
 nothing for open chat; the EAGLE head drafts everywhere but rarely guesses a long copy. One token
 tree holds both (as SpecInfer merges the trees of several small models): the copied continuation
-is the first branch, the head's tree the others, and nodes with the same token under the same
-parent are merged, so the target verifies each distinct continuation once.
+is the first branch, the head's tree the others (sampling, the head's drawn tree comes first, see
+`merge`), and nodes with the same token under the same parent are merged, so the target verifies
+each distinct continuation once.
 
 A chain copies only after a match of two tokens or more. After a one-token match the copy's first
 token was the target's in 16% of the held-out kinds' iterations (greedy, 48 tokens, one prompt per
@@ -50,11 +51,9 @@ class MixedDrafter(Drafter):
 
     def propose(self, generated: list[int], gamma: int, warper: Warper, generator: torch.Generator,
                 confidence: float = 0.0, branches: int = 1, nodes: int = 0) -> Draft:
-        """The lookup's first continuation, then the head's tree (with what is left of the budget N)
-        merged in; a chain after a match too short to copy (not a `chain_situations` one) is the
-        head's alone. Once a copy is present every head node counts as picked (`sampled` False): a
-        sampled node that equals its copied sibling is merged away, so the head's nodes that remain
-        depend on the values drawn, and the lossless rule must test them as one-hot proposals."""
+        """The lookup's first continuation and the head's tree (with what is left of the budget N) in one
+        tree (`merge`); a chain after a match too short to copy (not a `chain_situations` one) is the head's
+        alone."""
         if branches == 1 and self.situation(generated) not in self.chain_situations:
             return self.head.propose(generated, gamma, warper, generator, confidence, branches, nodes)
         copy = self.lookup.propose(generated, gamma, warper, generator, nodes=nodes)
@@ -63,25 +62,35 @@ class MixedDrafter(Drafter):
             if not nodes or left > 0 else None
         if guess is None or not len(copy.tokens):
             return guess or copy
-        return merge(copy, guess)
+        return merge(copy, guess, head_first=branches > 1 and any(guess.sampled))
 
 
-def merge(first: Draft, second: Draft) -> Draft:
-    """One tree of both drafts, `first`'s nodes first; a node of `second` whose parent already has a
-    child with its token becomes that child, and takes `second`'s q (a model's real distribution,
-    for the pictures). Every node of the merged tree is picked (`sampled` False)."""
-    tokens, qs, parents = first.tokens.tolist(), list(first.q), list(first.parents)
-    child = {(parent, token): i for i, (parent, token) in enumerate(zip(parents, tokens))}
-    where: dict[int, int] = {-1: -1}
-    for i, (parent, token) in enumerate(zip(second.parents, second.tokens.tolist())):
-        key = (where[parent], token)
-        if key in child:
-            qs[child[key]] = second.q[i]
-        else:
-            child[key] = len(tokens)
-            tokens.append(token)
-            qs.append(second.q[i])
-            parents.append(key[0])
-        where[i] = child[key]
-    return Draft(torch.tensor(tokens, device=first.tokens.device), torch.stack(qs), second.calls, second.unsure,
-                 parents, [False] * len(tokens))
+def merge(copy: Draft, guess: Draft, head_first: bool) -> Draft:
+    """One tree of the copied continuation and the head's tree; a node whose parent already has a child
+    with its token becomes that child, and holds the head's q (a model's real distribution).
+
+    Greedy, the copy's branch comes first and every node is picked (`sampled` False): a head node merged
+    into a copied one is there whatever the head drew. Sampling, the head's tree drew its first children
+    (`draft_loop`), and a drawn node must keep its place whatever its token (`head_first`): the head's tree
+    comes first, each node as it was drafted, and the copy's nodes, picked, join it where they agree (a
+    drawn node's subtree may depend on its token) or follow it as later siblings."""
+    tokens: list[int] = []
+    qs: list[torch.Tensor] = []
+    parents: list[int] = []
+    sampled: list[bool] = []
+    child: dict[tuple[int, int], int] = {}
+    for draft in (guess, copy) if head_first else (copy, guess):
+        where = {-1: -1}
+        for i, (parent, token) in enumerate(zip(draft.parents, draft.tokens.tolist())):
+            key = (where[parent], token)
+            if key not in child:
+                child[key] = len(tokens)
+                tokens.append(token)
+                qs.append(draft.q[i])
+                parents.append(key[0])
+                sampled.append(head_first and draft is guess and draft.sampled[i])
+            elif draft is guess:
+                qs[child[key]] = draft.q[i]
+            where[i] = child[key]
+    return Draft(torch.tensor(tokens, device=copy.tokens.device), torch.stack(qs), guess.calls, guess.unsure,
+                 parents, sampled)
