@@ -24,13 +24,10 @@ table (the prior, worth `PRIOR_NODES` tries) and learns from every finished iter
 verification reached counts a try for its depth and rank, and a hit when it is the one accepted.
 A sampled run's rank-0 cells learn, in place of the 0/1 verdict, the chance the verdict was drawn with
 (`verification.kept_chances`): the same mean without the coin flip, so at T = 0.7 a few unlucky draws
-no longer read as a drafter that cannot guess the text. That chance depends on how the first child was
-drafted: a chain draws it from q and keeps it with Σ min(p, q), a tree picks q's likeliest token and
-keeps it with p(argmax q). At T = 0.7 these part (0.45 against 0.38 at the same positions of the
-default's first guesses over the corpus's 48 validation prompts), so rank 0 keeps both: `hits` the
-picked chance, `drawn` the drawn one, each learnt at every rank-0 node a verification reached, whatever
-shape drafted it; chains are priced with the drawn chances, trees with the picked. Greedy, they are one
-verdict. Old evidence, the prior's included, fades by `MEMORY` per new try (a moving average, as
+no longer read as a drafter that cannot guess the text. Sampling, a chain's first child and a tree's are
+both drawn from q (`drafters.base.draft_loop`), kept with Σ min(p, q), so one table prices both shapes; a
+copy's is picked, kept with p(token), and the copy leads only the chains of its own situations. Old
+evidence, the prior's included, fades by `MEMORY` per new try (a moving average, as
 SGLang's adaptive draft steps use), so the estimates follow the text as it changes from prose to a
 copied passage and back, and a prior the text contradicts is forgotten.
 
@@ -99,12 +96,10 @@ class Space:
 
 @dataclass
 class Evidence:
-    """Hits and tries of each (depth, rank) cell, faded by `MEMORY`; rank 0's hits of each depth twice: as
-    the rank-0 child a tree picks (`hits`) and as the token a chain draws (`drawn`)."""
+    """Hits and tries of each (depth, rank) cell, faded by `MEMORY`."""
 
     hits: list[list[float]]
     tries: list[list[float]]
-    drawn: list[float]
 
 
 @dataclass
@@ -138,18 +133,14 @@ def evidence(state: State, situation: str = "") -> Evidence:
     if situation not in state.tables:
         rank = state.prior.situations.get(situation, state.prior.rank)
         state.tables[situation] = Evidence([[PRIOR_NODES * p for p in row] for row in rank],
-                                           [[PRIOR_NODES] * len(row) for row in rank],
-                                           [PRIOR_NODES * row[0] for row in rank])
+                                           [[PRIOR_NODES] * len(row) for row in rank])
     return state.tables[situation]
 
 
-def estimates(state: State, situation: str = "", drawn: bool = False) -> Acceptance:
-    """P̂[d][r] = hits / tries (the prior's among them, faded), with the prior's costs; `drawn`: rank 0 as
-    a chain draws it."""
+def estimates(state: State, situation: str = "") -> Acceptance:
+    """P̂[d][r] = hits / tries (the prior's among them, faded), with the prior's costs."""
     table = evidence(state, situation)
     rank = [[h / t for h, t in zip(hit, tried)] for hit, tried in zip(table.hits, table.tries)]
-    if drawn:
-        rank = [[d / tried[0], *row[1:]] for d, tried, row in zip(table.drawn, table.tries, rank)]
     return Acceptance(rank, state.prior.draft_step, state.prior.samples, state.prior.overhead)
 
 
@@ -161,14 +152,14 @@ def choose(state: State, budget: int, situation: str = "", context: int = 0) -> 
     if rounded != state.context:   # the passes cost more now: every search is priced again
         state.context, state.priced, state.best = rounded, state.cost.at_context(rounded), {}
     cost = state.priced
-    acc, chains = estimates(state, situation), estimates(state, situation, drawn=True)
+    acc, chains = estimates(state, situation), None
     alone = tree_size.predict(acc, cost, 0, 1, 0)
-    alpha = chains.rank[0][0]
+    alpha = acc.rank[0][0]
     depth = min(state.space.depth, budget - 1)   # the bonus takes the last place (see `Run._step`)
     space = state.space
     branches = space.branches
     if situation in space.chains:   # the copy: one continuation, and no drafter step to pay
-        branches, chains = 1, replace(chains, draft_step=0.0)
+        branches, chains = 1, replace(acc, draft_step=0.0)
     if (situation, depth) not in state.best:   # searched again only once the situation's table has moved
         drafts = tree_size.candidates(acc, cost, depth, branches, space.nodes, chains) if depth > 0 else []
         state.best[situation, depth] = tree_size.fastest(drafts) if drafts else None
@@ -177,18 +168,17 @@ def choose(state: State, budget: int, situation: str = "", context: int = 0) -> 
         return Choice(best.gamma, best.branches, best.nodes, best.expected_tokens,
                       best.tokens_per_s / alone.tokens_per_s, alpha, situation=situation)
     if depth > 0 and state.idle >= state.probe_gap:
-        probe = tree_size.predict(chains, cost, 1, 1, 1)
+        probe = tree_size.predict(chains or acc, cost, 1, 1, 1)
         return Choice(1, 1, 1, probe.expected_tokens, probe.tokens_per_s / alone.tokens_per_s, alpha, probe=True,
                       situation=situation)
     return Choice(0, 1, 0, 1.0, 1.0, alpha, situation=situation)
 
 
-def observe(state: State, choice: Choice, parents: list[int], path: list[int],
-            kept: tuple[list[float], list[float]] | None = None) -> None:
+def observe(state: State, choice: Choice, parents: list[int], path: list[int], kept: list[float] | None = None) -> None:
     """Learn from a finished iteration: the shape it drafted (`parents`, node order = each node's rank
     among its siblings) and the path its verification accepted, into the table of the situation it was
-    chosen in. `kept` (sampled runs): each node's chances of being kept as its parent's first child,
-    drawn and picked (`verification.kept_chances`), which rank 0's cells learn in place of the 0/1 verdict."""
+    chosen in. `kept` (sampled runs): each node's chance of being kept as its parent's first child, as it was
+    drafted (`verification.kept_chances`), which rank 0's cells learn in place of the 0/1 verdict."""
     state.seen += 1
     if not parents:
         state.idle += choice.gamma == 0
@@ -203,10 +193,7 @@ def observe(state: State, choice: Choice, parents: list[int], path: list[int],
             tried, hit = table.tries[depth - 1], table.hits[depth - 1]
             tried[rank] = MEMORY * tried[rank] + 1.0
             accepted = float(depth <= len(path) and path[depth - 1] == kid)
-            drawn, picked = (kept[0][kid], kept[1][kid]) if kept is not None and rank == 0 else (accepted, accepted)
-            hit[rank] = MEMORY * hit[rank] + picked
-            if rank == 0:
-                table.drawn[depth - 1] = MEMORY * table.drawn[depth - 1] + drawn
+            hit[rank] = MEMORY * hit[rank] + (kept[kid] if kept is not None and rank == 0 else accepted)
     if choice.probe:
         state.probe_gap = FIRST_PROBE_GAP if path else min(2 * state.probe_gap, MAX_PROBE_GAP)
     state.idle = 0

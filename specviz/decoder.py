@@ -161,7 +161,7 @@ class Run:
             self.observe(hidden[rows[: known + len(emitted)]])
         t3 = self.clock.now()
         if choice is not None:   # the verdict is final: the policy learns from it for the next iteration
-            kept = tuple(c.tolist() for c in verification.kept_chances(p, draft.q, draft.parents)) \
+            kept = verification.kept_chances(p, draft.q, draft.tokens, draft.parents, draft.sampled).tolist() \
                 if s.rule == "sampling" and drafted else None
             adaptive.observe(self.policy, choice, draft.parents, verdict.path, kept)
         iteration = Iteration(index=index, drafted=len(drafted), accepted=verdict.accepted,

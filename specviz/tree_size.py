@@ -156,7 +156,7 @@ def predict(acc: Acceptance, cost: VerifyCost, gamma: int, branches: int, nodes:
 def candidates(acc: Acceptance, cost: VerifyCost, depth: int = max(DEPTHS), branches: int = max(BRANCHES),
                nodes: int = max(BUDGETS), chains: Acceptance | None = None) -> list[TreeSize]:
     """Every size searched, up to the given depth, top-k and budget: chains of each depth (priced with
-    `chains` where given: a sampled chain draws its tokens, a tree picks its rank 0, see `specviz.adaptive`),
+    `chains` where given: a copy's chain runs no drafter step, see `specviz.adaptive`),
     and trees of each depth, top-k and budget. The adaptive policy searches before most iterations, so each
     budget's pass is priced once here, not once per depth and top-k (1.2 ms a search before, 2% of an
     iteration)."""

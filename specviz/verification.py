@@ -96,18 +96,18 @@ def lossless(p: torch.Tensor, q: torch.Tensor, draft: torch.Tensor, generator: t
         node = child
 
 
-def kept_chances(p: torch.Tensor, q: torch.Tensor,
-                 parents: list[int] | None = None) -> tuple[torch.Tensor, torch.Tensor]:
-    """[n] each node's chance of being kept by `lossless` as the first child its parent tries, for both ways
-    a first child is drafted from its row of q: `drawn` from q, kept with Σ_x min(p(x), q(x)) (Leviathan et
-    al., §3.1: the acceptance rate α is the expectation of this over prefixes), and `picked` as q's most
-    likely token (a tree's rank 0, or a copy, whose q is one-hot), kept with p(argmax q). Known exactly once
-    the target has scored the node, each has the 0/1 verdict's mean without the coin flip's noise. At a
-    temperature above 0 they differ: a flat p keeps a drawn draft more often than its one likeliest token."""
-    rows = _rows(chain(len(q)) if parents is None else parents, p.device)
-    drawn = torch.minimum(p[rows], q).sum(dim=-1)
-    picked = p[rows].gather(-1, q.argmax(dim=-1, keepdim=True)).squeeze(-1)
-    return drawn, picked
+def kept_chances(p: torch.Tensor, q: torch.Tensor, draft: torch.Tensor, parents: list[int] | None = None,
+                 sampled: list[bool] | None = None) -> torch.Tensor:
+    """[n] each node's chance of being kept by `lossless` as the first child its parent tries, as it was
+    drafted: a node drawn from its row of q is kept with Σ_x min(p(x), q(x)) (Leviathan et al., §3.1: the
+    acceptance rate α is the expectation of this over prefixes), a picked one (a tree's top-k, a copy,
+    whose q is one-hot) with p(token). Known exactly once the target has scored the node, it is the 0/1
+    verdict's mean without the coin flip's noise, and the drawn draft's chance without the luck of the
+    draw: at a temperature above 0 a flat p keeps a drawn draft more often than its one likeliest token."""
+    rows = p[_rows(chain(len(q)) if parents is None else parents, p.device)]
+    drawn = torch.minimum(rows, q).sum(dim=-1)
+    picked = rows.gather(-1, draft[:, None]).squeeze(-1)
+    return drawn if sampled is None else torch.where(torch.tensor(sampled, device=p.device), drawn, picked)
 
 
 def greedy(p: torch.Tensor, draft: torch.Tensor, parents: list[int] | None = None) -> Verdict:

@@ -120,33 +120,29 @@ def test_a_tree_teaches_every_rank_it_tried():
 
 
 def test_a_sampled_run_teaches_rank_0_the_chances_it_was_kept_with():
-    """The same tree as above, at T > 0: rank 0 of each depth learns its chances of being kept, picked (0.3
-    at the root, 0.8 below the accepted rank-1 child) and drawn (0.4, 0.9); rank 1 still learns its 0/1
-    verdict. Chains are then priced with the drawn chances, trees with the picked."""
+    """The same tree as above, at T > 0: rank 0 of each depth learns its chance of being kept as it was drafted
+    (0.4 at the root, 0.9 below the accepted rank-1 child); rank 1 still learns its 0/1 verdict."""
     state = adaptive.start(flat(0.5, ranks=(0.5, 0.5, 0.5)), ONE_THREAD, TREES)
-    adaptive.observe(state, Choice(2, 2, 3, 2.0, 1.0, 0.5), [-1, -1, 1], [1], kept=([0.4, 0.0, 0.9], [0.3, 0.9, 0.8]))
+    adaptive.observe(state, Choice(2, 2, 3, 2.0, 1.0, 0.5), [-1, -1, 1], [1], kept=[0.4, 0.0, 0.9])
     prior, memory = adaptive.PRIOR_NODES, adaptive.MEMORY
     table = adaptive.evidence(state)
-    assert table.hits[0][:2] == pytest.approx([memory * prior / 2 + 0.3, memory * prior / 2 + 1])
-    assert table.hits[1][0] == pytest.approx(memory * prior / 2 + 0.8)
-    assert table.drawn[:3] == pytest.approx([memory * prior / 2 + 0.4, memory * prior / 2 + 0.9, prior / 2])
+    assert table.hits[0][:2] == pytest.approx([memory * prior / 2 + 0.4, memory * prior / 2 + 1])
+    assert table.hits[1][0] == pytest.approx(memory * prior / 2 + 0.9)
     tried = memory * prior + 1
-    assert adaptive.estimates(state).rank[0][:2] == pytest.approx([(memory * prior / 2 + 0.3) / tried,
+    assert adaptive.estimates(state).rank[0][:2] == pytest.approx([(memory * prior / 2 + 0.4) / tried,
                                                                    (memory * prior / 2 + 1) / tried])
-    assert adaptive.estimates(state, drawn=True).rank[0][:2] == pytest.approx([(memory * prior / 2 + 0.4) / tried,
-                                                                               (memory * prior / 2 + 1) / tried])
 
 
-def test_chains_are_priced_with_the_drawn_chances_and_trees_with_the_picked():
-    """At T > 0 a flat target keeps a drawn first token far more often than the drafter's likeliest one:
-    taught so, the policy drafts chains where it drafted trees from the same prior."""
-    state = adaptive.start(flat(0.5, ranks=(0.5, 0.3, 0.2)), ONE_THREAD, TREES)
-    assert adaptive.choose(state, 64).branches > 1
-    for _ in range(30):   # rank 0 kept 0.9 of the times drawn, 0.2 picked; rank 1 never
-        adaptive.observe(state, Choice(2, 2, 3, 2.0, 1.0, 0.5), [-1, -1, 0], [0], kept=([0.9] * 3, [0.2] * 3))
+def test_first_children_kept_often_are_drafted_deeper():
+    """At T > 0 a flat target keeps a drawn first token more often than its 0/1 verdicts on a few draws
+    say: taught so by the chances, the policy drafts deeper than it did from the same prior."""
+    state = adaptive.start(flat(0.3, ranks=(0.3, 0.1, 0.1)), ONE_THREAD, TREES)
+    before = adaptive.choose(state, 64)
+    for _ in range(30):
+        adaptive.observe(state, Choice(2, 2, 3, 2.0, 1.0, 0.5), [-1, -1, 0], [0], kept=[0.9] * 3)
     chosen = adaptive.choose(state, 64)
-    assert chosen.branches == 1 and chosen.gamma > 1
-    assert chosen.alpha == pytest.approx(adaptive.estimates(state, drawn=True).rank[0][0])
+    assert chosen.gamma > before.gamma
+    assert chosen.alpha == pytest.approx(adaptive.estimates(state).rank[0][0])
 
 
 def test_a_copying_situation_starts_at_the_copys_own_table():
@@ -317,8 +313,7 @@ def test_the_policy_learns_chances_when_sampling_and_verdicts_when_greedy(models
 
     def observing(state, choice, parents, path, kept=None):
         learnt.append(kept if parents else [])
-        assert kept is None or all(len(chances) == len(parents) and all(0 <= k <= 1 for k in chances)
-                                   for chances in kept)   # drawn, picked
+        assert kept is None or (len(kept) == len(parents) and all(0 <= k <= 1 for k in kept))
         observe(state, choice, parents, path, kept)
 
     monkeypatch.setattr(adaptive, "observe", observing)

@@ -40,22 +40,23 @@ def test_residual_mass_is_one_minus_beta():
     assert float(verification.residual(p, q).sum()) == pytest.approx(1 - float(torch.minimum(p, q).sum()), abs=1e-6)
 
 
-def test_kept_chances_are_how_often_lossless_keeps_a_first_child_drawn_or_picked():
-    """Drawn from q: kept with chance Σ min(p, q); picked as q's likeliest token (q's top, or a copy whose q
-    is one-hot): with chance p(argmax q). The frequency over many draws of x ~ q and u agrees with both."""
+def test_kept_chances_are_how_often_lossless_keeps_a_first_child_as_it_was_drafted():
+    """Drawn from q: kept with chance Σ min(p, q); picked (q's top, or a copy whose q is one-hot): with chance
+    p(token). The frequency over many draws of x ~ q and u agrees with both."""
     p = torch.tensor([[0.1, 0.6, 0.3], [0.2, 0.2, 0.6]])
     q = torch.tensor([[0.25, 0.5, 0.25], [0.0, 0.0, 1.0]])
-    drawn, picked = verification.kept_chances(p, q[:1])
-    assert float(drawn[0]) == pytest.approx(0.1 + 0.5 + 0.25) and float(picked[0]) == pytest.approx(0.6)
+    top = q[0].argmax()[None]
+    drawn, picked = (float(verification.kept_chances(p, q[:1], top, sampled=[s])[0]) for s in (True, False))
+    assert drawn == pytest.approx(0.1 + 0.5 + 0.25) and picked == pytest.approx(0.6)
     gen = torch.Generator().manual_seed(0)
-    for sampled, expected in ((True, float(drawn[0])), (False, float(picked[0]))):
+    for sampled, expected in ((True, drawn), (False, picked)):
         kept = 0
         for _ in range(3000):
-            x = torch.multinomial(q[0], 1, generator=gen) if sampled else q[0].argmax()[None]
+            x = torch.multinomial(q[0], 1, generator=gen) if sampled else top
             kept += verification.lossless(p, q[:1], x, gen, sampled=[sampled]).accepted
         assert kept / 3000 == pytest.approx(expected, abs=0.03)
-    drawn, picked = verification.kept_chances(p, q, parents=[-1, 0])   # node 1 is scored against node 0's row
-    assert drawn.tolist() == pytest.approx([0.85, 0.6]) and picked.tolist() == pytest.approx([0.6, 0.6])
+    chances = verification.kept_chances(p, q, torch.tensor([2, 0]), parents=[-1, 0], sampled=[True, False])
+    assert chances.tolist() == pytest.approx([0.85, 0.2])   # node 1 is scored against node 0's row
 
 
 def test_greedy_accepts_matching_prefix_then_emits_target_argmax():
