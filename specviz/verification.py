@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 import torch
 
 from specviz.tree import chain, children, walk
+from specviz.warpers import sample
 
 
 @dataclass
@@ -86,7 +87,7 @@ def lossless(p: torch.Tensor, q: torch.Tensor, draft: torch.Tensor, generator: t
             target = left / mass if mass > 0 else p[node + 1]
         else:
             source = p[node + 1] if target is None else target
-            token = int(torch.multinomial(source, 1, generator=generator))
+            token = int(sample(source, generator))
             if kids:
                 verdict.recovered = token
             else:

@@ -72,6 +72,7 @@ def test_encoder_decoder_pair_reproduces_target_greedy(tiny_t5_dirs, gamma, firs
 def test_encoder_runs_once_per_model_per_prompt(tiny_t5_dirs, monkeypatch):
     target_dir, drafter_dir = tiny_t5_dirs
     target, drafter = load_model(str(target_dir)), load_model(str(drafter_dir))
+    target.eos_ids = frozenset()   # no early end: every iteration after the first would encode again
     calls = []
     for loaded in (target, drafter):
         encoder = loaded.model.get_encoder()

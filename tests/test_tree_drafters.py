@@ -71,12 +71,14 @@ def test_tree_drafts_reproduce_target_greedy(embedded, drafters, references, mon
 # The EAGLE head's row was recorded again for each head shipped since (fb84cdd, a26bc38, dc2046d), which that
 # decoder cannot load, with the decoder that had matched the row on the head before it: for it the row pins top-k 1.
 # Since a feature drafter's prefill became its first iteration (the target's token first), the row is the run
-# that decoder made with `first_target` (the same 16 tokens, the same drafts).
+# that decoder made with `first_target` (the same 16 tokens, the same drafts). Since a draw inverts the cumulative
+# distribution with one uniform (`warpers.sample`) in place of torch.multinomial, which reads the generator
+# differently, the rows were recorded again by the decoder that, with torch.multinomial put back, drew the old ones.
 CHAINS = {
-    "eagle": ([66, 846, 16064, 3869, 42, 378, 2644, 14458],
-              [[789, 351, 260, 4386], [16064, 957, 6330, 288], [260, 2798, 6330, 42]]),
-    "tiny": ([4503, 8071, 42, 378, 2644, 1830, 650, 5193],
-             [[788, 253, 2767, 284], [473, 42, 378, 2767], [253, 7864, 281, 260]]),
+    "eagle": ([49, 2232, 47487, 1435, 282, 260, 6330, 42],
+              [[2644, 7270, 288, 874], [2644, 3365, 450, 6743], [105, 28, 351, 5724]]),
+    "tiny": ([61, 1077, 277, 284, 948, 14101, 28, 260],
+             [[33, 30, 14594, 933], [1287, 344, 494, 30], [6631, 28, 253, 5383]]),
 }
 
 
