@@ -6,7 +6,7 @@ cost of a pass alone shows there first. Usage, from the repository root:
 
     PYTHONPATH=. python benchmarks/accepted_counts.py --temperature 0.7 --out counts.json
 
-prints, for adaptive trees and adaptive chains, the tokens and drafted nodes per iteration overall
+prints, for adaptive trees and adaptive chains (`--modes`), the tokens and drafted nodes per iteration overall
 and per prompt kind (3 held-out prompts per kind and 2 shipped prompts per category, seeds 0-2,
 48 tokens, lookup+eagle, one thread), and saves every run's (tokens, iterations, drafted nodes).
 """
@@ -53,13 +53,16 @@ def per_kind(runs: list[dict]) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--temperature", type=float, default=0.7)
+    parser.add_argument("--modes", nargs="+", choices=("trees", "chains"), default=["trees", "chains"],
+                        help="adaptive trees, adaptive chains or both (default)")
     parser.add_argument("--out", required=True, help="JSON of every run's tokens, iterations and drafted nodes")
     args = parser.parse_args()
     target, drafter = default_pair()   # every run writes 48 tokens
     prompts = (load_prompts("assets/corpus/heldout.json", per_category=3)
                + load_prompts("assets/bench_prompts.json", per_category=2))
     runs = []
-    for mode, trees in (("trees", True), ("chains", False)):
+    for mode in args.modes:
+        trees = mode == "trees"
         prepared = prepare(target, drafter, DecodeSettings(
             temperature=args.temperature, max_new_tokens=48, record=False, adaptive=True,
             gamma=max(tree_size.DEPTHS), auto_size=trees))
