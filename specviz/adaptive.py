@@ -152,23 +152,23 @@ def choose(state: State, budget: int, situation: str = "", context: int = 0) -> 
     if rounded != state.context:   # the passes cost more now: every search is priced again
         state.context, state.priced, state.best = rounded, state.cost.at_context(rounded), {}
     cost = state.priced
-    acc, chains = estimates(state, situation), None
+    acc = estimates(state, situation)
     alone = tree_size.predict(acc, cost, 0, 1, 0)
     alpha = acc.rank[0][0]
     depth = min(state.space.depth, budget - 1)   # the bonus takes the last place (see `Run._step`)
     space = state.space
-    branches = space.branches
+    branches, copy = space.branches, None
     if situation in space.chains:   # the copy: one continuation, and no drafter step to pay
-        branches, chains = 1, replace(acc, draft_step=0.0)
+        branches, copy = 1, replace(acc, draft_step=0.0)
     if (situation, depth) not in state.best:   # searched again only once the situation's table has moved
-        drafts = tree_size.candidates(acc, cost, depth, branches, space.nodes, chains) if depth > 0 else []
+        drafts = tree_size.candidates(acc, cost, depth, branches, space.nodes, copy) if depth > 0 else []
         state.best[situation, depth] = tree_size.fastest(drafts) if drafts else None
     best = state.best[situation, depth]
     if best is not None and best.tokens_per_s > alone.tokens_per_s * (1 + MARGIN):
         return Choice(best.gamma, best.branches, best.nodes, best.expected_tokens,
                       best.tokens_per_s / alone.tokens_per_s, alpha, situation=situation)
     if depth > 0 and state.idle >= state.probe_gap:
-        probe = tree_size.predict(chains or acc, cost, 1, 1, 1)
+        probe = tree_size.predict(copy or acc, cost, 1, 1, 1)
         return Choice(1, 1, 1, probe.expected_tokens, probe.tokens_per_s / alone.tokens_per_s, alpha, probe=True,
                       situation=situation)
     return Choice(0, 1, 0, 1.0, 1.0, alpha, situation=situation)

@@ -138,8 +138,10 @@ def draft_loop(logits: torch.Tensor, step: Step, gamma: int, warper: Warper, gen
                 unsure = True
                 continue
             base = value[node] if node >= 0 else 0.0
-            line = _line(node, parents) - forced
-            draw = branches == 1 or (not warper.greedy and (not nodes or len(forced | line) < nodes))
+            draw = branches == 1
+            if branches > 1 and not warper.greedy:   # a drawn child, if the budget still holds it and its line
+                line = _line(node, parents) - forced
+                draw = not nodes or len(forced | line) < nodes
             for rank, token in enumerate(_children(q[row], branches, warper, generator, draw)):
                 if draw and rank == 0 and branches > 1:
                     forced |= line | {len(tokens)}
