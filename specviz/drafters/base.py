@@ -197,8 +197,7 @@ def _children(q: torch.Tensor, branches: int, warper: Warper, generator: torch.G
     if branches == len(first):
         return first
     top = q.topk(min(branches + 1, q.shape[-1]))
-    drawn = {int(token) for token in first}
-    others = [token for p, token in zip(top.values, top.indices) if p > 0 and int(token) not in drawn]
+    others = [token for p, token in zip(top.values, top.indices) if p > 0 and not (first and token == first[0])]
     return first + others[: branches - len(first)]
 
 
