@@ -108,12 +108,14 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
                         help="drafter kind (default: model when --drafter-model is given; else lookup+eagle, prompt "
                              "lookup's copy and the trained EAGLE head's guesses in one token tree, with the embedded "
                              "target when the head's weights are installed; else ngram); unigram / bigram: count "
-                             "tables of the target's own answers, the cheapest drafters there are")
+                             "tables of the target's own answers, the cheapest drafters there are; retrieval: "
+                             "continuations found in the corpus of the target's own answers (REST)")
     parser.add_argument("--drafter-model", default=None,
                         help="draft LM for --drafter model: hub id or directory; given without --drafter it means "
                              "--drafter model, and a file given so is an error (name its kind with --drafter); for "
                              "eagle / tiny / medusa / specdrafter / lookup+eagle: a weights file; for unigram / "
-                             f"bigram: a table file (count-drafter writes them); {' and '.join(MODEL_FREE_KINDS)} "
+                             f"bigram: a table file (count-drafter writes them); for retrieval: a corpus folder; "
+                             f"{' and '.join(MODEL_FREE_KINDS)} "
                              "take none (an error)")
     parser.add_argument("--device", default=None, help="cuda, cuda:1, cpu ... (default: cuda when available)")
     parser.add_argument("--dtype", default=None, choices=["float32", "float16", "bfloat16"],

@@ -7,17 +7,19 @@ from pathlib import Path
 
 import torch
 
+from specviz.corpus.store import CORPUS_DIR
 from specviz.drafters.base import Draft, Drafter, empty_draft
 from specviz.drafters.counts import ORDERS, count_name, default_table, load_counts
 from specviz.drafters.draft_model import DraftModelDrafter
 from specviz.drafters.ngram import NgramDrafter
+from specviz.drafters.retrieval import RetrievalDrafter, corpus_datastore, corpus_digest, retrieval_name
 from specviz.drafters.weights import digest
 from specviz.errors import SpecvizError
 from specviz.models import EMBEDDED, LoadedModel, check_same_vocab, load_model
 
-DRAFTER_KINDS = ("eagle", "tiny", "medusa", "specdrafter", "ngram", "unigram", "bigram", "model", "lookup+eagle",
-                 "none")
-STANDALONE_KINDS = ("eagle", "tiny", "medusa", "specdrafter", "ngram", "unigram", "bigram",
+DRAFTER_KINDS = ("eagle", "tiny", "medusa", "specdrafter", "ngram", "unigram", "bigram", "retrieval", "model",
+                 "lookup+eagle", "none")
+STANDALONE_KINDS = ("eagle", "tiny", "medusa", "specdrafter", "ngram", "unigram", "bigram", "retrieval",
                     "lookup+eagle")  # need no draft model named (the embedded target's)
 COUNT_KINDS = tuple(ORDERS)   # count tables of the target's own answers (specviz.drafters.counts)
 # trained on the target (`python -m specviz train-drafter`): kind -> (module, loader, name of a weights file)
@@ -46,7 +48,10 @@ def weights_file(kind: str, model: str | Path | None = None) -> Path | None:
 
 def weights_digest(kind: str, model: str | Path | None = None) -> str:
     """`Drafter.weights` of the drafter `build_drafter(kind, target, model)` would load, known before it
-    loads: the digest of its file, '' when it has none (or the file is missing)."""
+    loads: the digest of its file (the retrieval drafter's: of its corpus), '' when it has none (or the file
+    is missing)."""
+    if kind == "retrieval":
+        return corpus_digest(Path(model) if model else CORPUS_DIR)
     path = weights_file(kind, model)
     return digest(path) if path is not None and path.is_file() else ""
 
@@ -76,7 +81,8 @@ def drafter_name(kind: str, model: str | None = None) -> str:
     """The name `build_drafter(kind, target, model)` gives its drafter, known before anything loads (the
     drafter's cached sizing is kept under it): for the kinds that load no draft LM."""
     lookup = NgramDrafter(0, torch.device("cpu")).name
-    names = {"ngram": lookup, "lookup+eagle": f"{lookup} + {_trained('eagle', 1)(model)}",
+    names = {"ngram": lookup, "retrieval": retrieval_name(),
+             "lookup+eagle": f"{lookup} + {_trained('eagle', 1)(model)}",
              **{k: _trained(k, 1)(model) for k in TRAINED}, **{k: count_name(k, model) for k in COUNT_KINDS}}
     if kind not in names:
         raise SpecvizError(f"no name is known before loading for drafter kind {kind!r}; only for "
@@ -90,6 +96,8 @@ def build_drafter(kind: str, target: LoadedModel, model: str | None = None,
     blockwise heads, the Spec-Drafter; `model` is a weights file, default the shipped one for the
     embedded target), "ngram" (prompt lookup), "unigram" / "bigram" (count tables of the target's
     own answers; `model` is a table file, default the shipped one for the embedded target),
+    "retrieval" (REST: continuations found in a datastore of the target's own answers; `model` is a corpus
+    folder, default the shipped corpus of the embedded target's answers),
     "model" (the draft LM `model`, a hub id or directory, loaded on the target's device and dtype),
     "lookup+eagle" (prompt lookup's copy and the EAGLE head's tree in one tree; `model` as for
     "eagle") or "none" (the plain baseline)."""
@@ -105,6 +113,10 @@ def build_drafter(kind: str, target: LoadedModel, model: str | None = None,
         return _stamped(load_counts(target, kind, model), kind, model)
     if kind == "ngram":
         return NgramDrafter(target.vocab_size, target.device)
+    if kind == "retrieval":
+        folder = Path(model) if model else CORPUS_DIR
+        return RetrievalDrafter(corpus_datastore(folder, target.name), target.vocab_size, target.device,
+                                corpus_digest(folder))
     if kind == "model":
         if not model:
             raise SpecvizError("the 'model' drafter needs a draft model (hub id or directory)")
