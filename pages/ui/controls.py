@@ -114,14 +114,16 @@ def sidebar() -> None:
         if s.pair == CUSTOM_PAIR:
             st.text_input("Target (hub id or directory)", value=k["custom_target"], key="custom_target")
             st.text_input("Draft model (hub id or directory; a weights file for eagle / tiny / medusa / specdrafter / "
-                          "lookup+eagle, a table file for unigram / bigram)", value=k["custom_drafter"],
-                          key="custom_drafter")
+                          "lookup+eagle, a table file for unigram / bigram, a corpus folder for retrieval)",
+                          value=k["custom_drafter"], key="custom_drafter")
         st.selectbox("Drafter", DRAFTER_KINDS, index=DRAFTER_KINDS.index(k["drafter"]), key="drafter",
                      help="eagle / tiny: drafters trained on the embedded target, drafting token by token; medusa "
                      "(blockwise heads) / specdrafter (SpecDec's mask-predict drafter): trained drafters that draft "
                      "a whole block in one pass (the Draft model field: a weights file for any of these four); "
                      "ngram: prompt lookup; unigram / bigram: count tables of the target's own answers, the cheapest "
-                     "drafters there are (the Draft model field: a table file); model: the pair's small LM; "
+                     "drafters there are (the Draft model field: a table file); retrieval: REST, continuations of "
+                     "the text's longest suffix found in the corpus of the target's own answers; model: the pair's "
+                     "small LM; "
                      "lookup+eagle: prompt lookup's copy and the EAGLE head's guesses in one token tree; none: the "
                      "target alone")
         _precision(k["dtype"], _target_name())
