@@ -139,7 +139,7 @@ class RetrievalDrafter(Drafter):
     def __init__(self, datastore: Datastore, vocab: int, device: torch.device, weights: str = ""):
         self.name = retrieval_name(datastore.max_ngram)
         self.datastore, self.vocab, self.device, self.weights = datastore, vocab, device, weights
-        self.prompt: list[int] = []
+        self.begin([])
 
     def begin(self, prompt_ids: list[int]) -> None:
         self.prompt = list(prompt_ids)
@@ -147,8 +147,8 @@ class RetrievalDrafter(Drafter):
 
     def situation(self, generated: list[int]) -> str:
         """The length of the suffix found: the longer the match, the likelier its continuation is the
-        target's (greedy on held-out prompts, a 4-token match's first token was right 86% of the time, a
-        1-token match's 21%)."""
+        target's (on the corpus's validation prompts, greedy, the first token drafted after a 1-token match
+        was the target's 19% of the time, after 4 tokens 40%, after the whole 8-token window 56%)."""
         n = self._find(generated)[0]
         return f"match {n}" if n else "no match"
 
