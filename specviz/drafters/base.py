@@ -228,3 +228,14 @@ def prune(parents: list[int], keep: list[int]) -> list[int]:
 
 def empty_draft(vocab: int, device: torch.device, calls: int = 0, unsure: bool = False) -> Draft:
     return Draft(torch.empty(0, dtype=torch.long, device=device), torch.empty(0, vocab, device=device), calls, unsure)
+
+
+def one_hot_draft(tokens: list[int], parents: list[int], vocab: int, device: torch.device) -> Draft:
+    """A tree of copied tokens (prompt lookup, retrieval): no distribution of its own, so q is one-hot on
+    each node's token and the lossless rule accepts it with probability p(token)."""
+    if not tokens:
+        return empty_draft(vocab, device)
+    ids = torch.tensor(tokens, device=device)
+    q = torch.zeros(len(tokens), vocab, device=device)
+    q[torch.arange(len(tokens), device=device), ids] = 1.0
+    return Draft(ids, q, parents=parents)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import torch
 
-from specviz.drafters.base import Draft, Drafter, empty_draft
+from specviz.drafters.base import Draft, Drafter, one_hot_draft
 from specviz.warpers import Warper
 
 
@@ -41,13 +41,7 @@ class NgramDrafter(Drafter):
                 confidence: float = 0.0, branches: int = 1, nodes: int = 0) -> Draft:
         """The looked-up continuations as a trie; a one-hot q is never unsure, so `confidence`
         never stops it."""
-        tokens, parents = trie(self._continuations(generated, gamma), branches, nodes)
-        if not tokens:
-            return empty_draft(self.vocab, self.device)
-        ids = torch.tensor(tokens, device=self.device)
-        q = torch.zeros(len(tokens), self.vocab, device=self.device)
-        q[torch.arange(len(tokens), device=self.device), ids] = 1.0
-        return Draft(ids, q, parents=parents)
+        return one_hot_draft(*trie(self._continuations(generated, gamma), branches, nodes), self.vocab, self.device)
 
     def copy(self, generated: list[int], gamma: int) -> list[int]:
         """The chain `propose` drafts: the first continuation, extended by any later one that starts with it."""

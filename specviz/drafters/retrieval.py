@@ -29,7 +29,7 @@ import numpy as np
 import torch
 
 from specviz.corpus.store import CORPUS_DIR, Record, load_shard, shard_paths, split_validation
-from specviz.drafters.base import Draft, Drafter, empty_draft
+from specviz.drafters.base import Draft, Drafter, one_hot_draft
 from specviz.drafters.weights import digest
 from specviz.errors import SpecvizError
 from specviz.warpers import Warper
@@ -156,13 +156,8 @@ class RetrievalDrafter(Drafter):
                 confidence: float = 0.0, branches: int = 1, nodes: int = 0) -> Draft:
         """The most frequent continuations as a trie; a one-hot q is never unsure, so `confidence`
         never stops it."""
-        tokens, parents = self.datastore.tree(self._find(generated)[1], gamma, branches, nodes)
-        if not tokens:
-            return empty_draft(self.vocab, self.device)
-        ids = torch.tensor(tokens, device=self.device)
-        q = torch.zeros(len(tokens), self.vocab, device=self.device)
-        q[torch.arange(len(tokens), device=self.device), ids] = 1.0
-        return Draft(ids, q, parents=parents)
+        tree = self.datastore.tree(self._find(generated)[1], gamma, branches, nodes)
+        return one_hot_draft(*tree, self.vocab, self.device)
 
     def _find(self, generated: list[int]) -> tuple[int, np.ndarray]:
         """`Datastore.find` of prompt + generated, once per length of `generated`."""
