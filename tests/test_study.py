@@ -122,6 +122,11 @@ def test_the_drafters_chart_shows_acceptance_by_position_and_alpha_against_c():
     assert [t.text[0] for t in bars] == ["eagle", "ngram"] and all(t.textposition == "inside" for t in bars)
     assert fig.layout.xaxis3.showticklabels is False   # the names are in the bars, whatever the panel's width
     assert all(t.error_y.array is None for t in bars)   # timed once: no bar to draw
+    twins = Study("drafters", study.baseline, [Variant({"drafter": k}, study.variants[0].trace) for k in
+                                               ("eagle", "lookup+eagle")] + drafters.variants[1:])
+    points = [t for t in charts.drafters_chart(twins).data if t.type == "scatter" and t.mode == "markers+text"]
+    assert [t.text[0] for t in points] == ["eagle, lookup+eagle", "", "ngram"]   # one label where two points coincide
+    assert points[0].textfont.color not in (points[0].marker.color, points[1].marker.color)   # neither one's own
     timed = drafters.timed(-1, 1.0).timed(-1, 2.0).timed(0, 0.5).timed(0, 0.5).timed(1, 1.0).timed(1, 1.0)
     low, high = timed.rows()[1].speedup_low, timed.rows()[1].speedup_high
     bar = [t for t in charts.drafters_chart(timed).data if t.type == "bar"][0]

@@ -27,6 +27,7 @@ from specviz.charts.style import (
     range_bars,
 )
 from specviz.study import Study
+from specviz.trace import Summary
 
 SYMBOLS = ["circle", "square", "diamond", "triangle-up", "x", "cross", "star", "hexagon"]
 COLORS = [P_COLOR, ACCEPT_COLOR, Q_COLOR, RESIDUAL_COLOR, REJECT_COLOR, "#56B4E9", "#000000", NEUTRAL]  # Okabe-Ito
@@ -37,9 +38,10 @@ def drafters_chart(study: Study) -> go.Figure:
     fig = make_subplots(rows=1, cols=3, column_widths=[0.38, 0.34, 0.28],
                         subplot_titles=("acceptance at each draft position", "α̂ against c",
                                         "speedup over the target alone"))
-    for i, (variant, row) in enumerate(zip(study.variants, study.rows()[1:])):
+    names = [str(v.varied.get("drafter", v.trace.drafter)) for v in study.variants]
+    labels = point_labels(names, [v.trace.summary() for v in study.variants])
+    for i, (variant, row, name) in enumerate(zip(study.variants, study.rows()[1:], names)):
         s = variant.trace.summary()
-        name = str(variant.varied.get("drafter", variant.trace.drafter))
         color = COLORS[i % len(COLORS)]
         style = {"symbol": SYMBOLS[i % len(SYMBOLS)], "size": 13, "color": color}
         reached = [sum(it.evaluated > k for it in variant.trace.iterations) for k in range(len(s.position_acceptance))]
@@ -50,8 +52,9 @@ def drafters_chart(study: Study) -> go.Figure:
                         hovertemplate=f"{name}<br>position %{{x}}: %{{y:.2f}} of %{{customdata}} tested<extra></extra>",
                         row=1, col=1)
         if s.alpha is not None:
-            fig.add_scatter(x=[s.c or 0.0], y=[s.alpha], mode="markers+text", text=[name], cliponaxis=False,
-                            textposition="top right" if i % 2 else "bottom right", textfont={"color": color},
+            fig.add_scatter(x=[s.c or 0.0], y=[s.alpha], mode="markers+text", text=[labels[i]], cliponaxis=False,
+                            textposition="top right" if i % 2 else "bottom right",
+                            textfont={"color": color if labels[i] == name else "#444444"},
                             marker=style, name=name, legendgroup=name, showlegend=False,
                             hovertemplate=f"{name}<br>c = %{{x:.3f}}, α̂ = %{{y:.2f}}<extra></extra>", row=1, col=2)
         if row.speedup is not None:
@@ -71,3 +74,23 @@ def drafters_chart(study: Study) -> go.Figure:
     fig.update_xaxes(showticklabels=False, row=1, col=3)   # each bar says its name: a narrow panel hides some ticks
     fig.add_hline(y=1.0, line_dash="dot", line_color=NEUTRAL, row=1, col=3)
     return layout(fig, f"Drafters side by side at γ = {gamma}", height=520, uniformtext={"minsize": 12, "mode": "show"})
+
+
+def point_labels(names: list[str], summaries: list[Summary], near: tuple[float, float] = (0.01, 0.02)) -> list[str]:
+    """Each drafter's label in the α̂-against-c panel: drafters whose points lie within `near` (Δc, Δα̂) of
+    the first of a group (the default and the EAGLE head alone where prompt lookup never fires) share one
+    label, on that first one (drawn in grey), the others none, so no two names are printed over each other."""
+    groups: list[tuple[float, float, list[int]]] = []
+    for i, s in enumerate(summaries):
+        if s.alpha is None:
+            continue
+        c = s.c or 0.0
+        group = next((g for g in groups if abs(g[0] - c) <= near[0] and abs(g[1] - s.alpha) <= near[1]), None)
+        if group is None:
+            groups.append((c, s.alpha, [i]))
+        else:
+            group[2].append(i)
+    labels = [""] * len(names)
+    for _, _, members in groups:
+        labels[members[0]] = ", ".join(names[i] for i in members)
+    return labels
