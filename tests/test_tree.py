@@ -42,7 +42,8 @@ def test_tree_helpers():
     assert node5 == [True] * 4 + [True, False, True, False, False, True]
 
 
-def test_cache_after_a_tree_pass_is_the_cache_of_the_accepted_path(tiny_llama_dirs):
+@pytest.mark.parametrize("leaf", [5, 4, 0, 3])   # deep off the leading chain, the root's second child, on it, a leaf
+def test_cache_after_a_tree_pass_is_the_cache_of_the_accepted_path(tiny_llama_dirs, leaf):
     """Feeding a tree in one pass, then going on along one branch, leaves exactly the keys and
     values (and logits) of feeding that branch directly."""
     target = load_model(str(tiny_llama_dirs[0]))
@@ -56,7 +57,7 @@ def test_cache_after_a_tree_pass_is_the_cache_of_the_accepted_path(tiny_llama_di
         alone = CachedLM(target)
         alone.start(prompt)
         assert torch.allclose(tree_logits[node + 1], alone.logits(prompt + branch)[0], atol=1e-4)
-    accepted = prompt + [nodes[0], nodes[2], nodes[5]] + [8]        # path 0 → 2 → 5, then a bonus token
+    accepted = prompt + [nodes[i] for i in path_to(PARENTS, leaf)] + [8]   # the path to `leaf`, then a bonus token
     after_tree = via_tree.logits(accepted)
     after_direct = direct.logits(accepted)
     assert torch.allclose(after_tree, after_direct, atol=1e-4)
