@@ -43,7 +43,9 @@ from specviz.kv_cache import CachedLM
 from specviz.models import LoadedModel, cache_dir
 
 SIZES = (1, 2, 3, 4, 5, 6, 7, 8, 12, 16, 24, 32, 48, 64)
-KEY = "verify-cost-v4"   # v4: 7 measured; v3: a second curve at LONG_CONTEXT; v2: dense below 8; v1: 1, 2, 4, ... 64
+# v5: no timed pass copies the whole cache (`CachedLM._keep_path`); v4: 7 measured; v3: a second curve at
+# LONG_CONTEXT; v2: dense below 8; v1: 1, 2, 4, ... 64
+KEY = "verify-cost-v5"
 CONTEXT = 128
 LONG_CONTEXT = 1024
 
