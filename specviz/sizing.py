@@ -77,8 +77,11 @@ def copy_acceptance(drafter: Drafter, traces: list[Trace]) -> dict[str, list[lis
 
 
 def size_for(target: LoadedModel, drafter: Drafter) -> Sizing:
-    """Measure (once) and choose the tree size for this target, drafter and machine."""
-    return tree_size.choose(calibrate(target, drafter), verify_cost.cached(target))
+    """Measure (once) and choose the tree size for this target, drafter and machine. A kept verify-cost curve
+    is checked against a one-token pass timed now (`verify_cost.stale`, once per process)."""
+    kept = verify_cost.stored(verify_cost.Setup.of(target)) is not None
+    sizing = tree_size.choose(calibrate(target, drafter), verify_cost.cached(target))
+    return replace(sizing, now=verify_cost.one_token_now(target)) if kept else sizing
 
 
 def forget(target: LoadedModel, drafter: Drafter) -> list[Path]:
@@ -120,9 +123,11 @@ def describe(sizing: Sizing) -> str:
 
 
 def warnings(sizing: Sizing) -> list[str]:
-    """What to distrust in the pair's measurements: each one timed while other processes kept the machine busy."""
+    """What to distrust in the pair's measurements: each one timed while other processes kept the machine busy,
+    and a kept curve that a pass timed now disagrees with."""
     found = [warning("the target's verify-cost curve", sizing.cost.others),
-             warning("the drafter's step", sizing.acceptance.others)]
+             warning("the drafter's step", sizing.acceptance.others),
+             verify_cost.stale(sizing.cost, sizing.now)]
     return [w for w in found if w is not None]
 
 

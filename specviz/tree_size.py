@@ -176,6 +176,7 @@ class Sizing:
     candidates: list[TreeSize]
     cost: VerifyCost
     acceptance: Acceptance
+    now: float | None = None   # a one-token pass timed as a kept curve was read (`verify_cost.stale`); None: unchecked
 
 
 def fastest(sizes: list[TreeSize]) -> TreeSize:

@@ -156,6 +156,31 @@ def cached(target: LoadedModel) -> VerifyCost:
     return cost
 
 
+STALE = 0.25   # a kept curve whose one-token pass is this share off one timed now is stale
+_now: dict[Setup, float] = {}
+
+
+def one_token_now(target: LoadedModel) -> float:
+    """Seconds of a one-token pass over `CONTEXT` cached tokens timed now (`measure`, 4 rounds; about 0.4 s on
+    one CPU thread), once per process and setup: what a kept curve is checked against (`stale`)."""
+    setup = Setup.of(target)
+    if setup not in _now:
+        _now[setup] = measure(target, (1,), rounds=4, contexts=(CONTEXT,)).seconds[0]
+    return _now[setup]
+
+
+def stale(cost: VerifyCost, now: float | None) -> str | None:
+    """A one-line warning when the kept curve prices a one-token pass more than `STALE` off the pass timed `now`
+    (None: not checked). The curve is measured once and kept; one taken while the memory bus was busy (another
+    VM on the host, which no process count here sees) priced this machine's one-token pass at 76 ms for a day,
+    where it took 56 ms, and every draft the sizing and the adaptive policy chose was priced against it."""
+    if now is None or abs(now / cost.seconds[0] - 1) <= STALE:
+        return None
+    return (f"the kept verify-cost curve prices a one-token pass at {cost.seconds[0] * 1000:.1f} ms and one timed "
+            f"now took {now * 1000:.1f} ms, so drafts are priced off: take it again on an idle machine "
+            f"(python -m specviz sizing --again)")
+
+
 def keep(path: Path, record) -> None:
     """Write a measurement (a dataclass) to the cache as JSON, whole or not at all: other processes read it
     at any moment (each app session reads the sizing as it starts) and may measure and write it at the same

@@ -167,6 +167,35 @@ def test_the_cost_curve_is_measured_once_and_cached(tiny_llama_dirs, tmp_path, m
     assert len(list((tmp_path / "sizing").glob("*.json"))) == 1
 
 
+def test_a_curve_is_stale_only_beyond_the_share_allowed():
+    cost = VerifyCost("m", "cpu", "float32", 1, [1, 2], [0.050, 0.060])
+    assert verify_cost.stale(cost, None) is None   # not checked: the curve was measured for this sizing
+    assert verify_cost.stale(cost, 0.050 * (1 + 0.9 * verify_cost.STALE)) is None
+    assert verify_cost.stale(cost, 0.050 * (1 - 0.9 * verify_cost.STALE)) is None
+    text = verify_cost.stale(cost, 0.030)
+    assert "at 50.0 ms and one timed now took 30.0 ms" in text and text.endswith("(python -m specviz sizing --again)")
+
+
+def test_a_kept_curve_that_a_pass_timed_now_disagrees_with_is_flagged(tiny_llama_dirs, tmp_path, monkeypatch):
+    monkeypatch.setenv("SPECVIZ_CACHE", str(tmp_path))
+    monkeypatch.setattr(verify_cost, "_now", {})
+    checks = []
+    measure = verify_cost.measure
+    monkeypatch.setattr(verify_cost, "measure", lambda target, *a, **k: checks.append(a) or measure(target, *a, **k))
+    target, draft = (load_model(str(d)) for d in tiny_llama_dirs)
+    drafter = DraftModelDrafter(draft)
+    assert sizing.size_for(target, drafter).now is None   # measured here: nothing to check
+    path = verify_cost.cache_path(target, verify_cost.KEY)
+    curve = json.loads(path.read_text())
+    path.write_text(json.dumps(curve | {"seconds": [100 * t for t in curve["seconds"]]}))   # as if timed on a busy bus
+    slow = sizing.size_for(target, drafter)
+    assert slow.now is not None and slow.cost.seconds[0] > 50 * slow.now
+    flagged = [w for w in sizing.warnings(slow) if w.startswith("the kept verify-cost curve")]
+    assert len(flagged) == 1 and flagged[0].endswith("(python -m specviz sizing --again)")
+    assert sizing.size_for(target, drafter).now == slow.now   # timed once per process
+    assert checks == [(), ((1,),)]   # the curve once, then the one-token check once
+
+
 def test_auto_size_measures_once_and_runs_the_chosen_size(tiny_llama_dirs, tmp_path, monkeypatch):
     from specviz import Run
     from specviz.drafters import DraftModelDrafter
