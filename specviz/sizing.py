@@ -79,8 +79,8 @@ def copy_acceptance(drafter: Drafter, traces: list[Trace]) -> dict[str, list[lis
 def size_for(target: LoadedModel, drafter: Drafter) -> Sizing:
     """Measure (once) and choose the tree size for this target, drafter and machine. A kept verify-cost curve
     is checked against a one-token pass timed now (`verify_cost.stale`, once per process)."""
-    kept = verify_cost.stored(verify_cost.Setup.of(target)) is not None
-    sizing = tree_size.choose(calibrate(target, drafter), verify_cost.cached(target))
+    kept = verify_cost.stored(verify_cost.Setup.of(target))
+    sizing = tree_size.choose(calibrate(target, drafter), kept or verify_cost.cached(target))
     return replace(sizing, now=verify_cost.one_token_now(target)) if kept else sizing
 
 
