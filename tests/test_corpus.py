@@ -8,12 +8,13 @@ import numpy as np
 import pytest
 import torch
 
-from specviz import DecodeSettings, generate
+from specviz import DecodeSettings, generate, load_model
 from specviz.cli import main
 from specviz.corpus import grow as growing
 from specviz.corpus.answer import Ask, answer
 from specviz.corpus.prompts import KINDS, SHARES, CorpusPrompt
 from specviz.corpus.store import CORPUS_DIR, Record, load_heldout, load_records, load_shard, save_shard, shard_paths
+from specviz.drafters.weights import fingerprint
 from specviz.errors import SpecvizError
 
 
@@ -105,6 +106,31 @@ def test_growing_adds_new_prompts_and_keeps_finished_batches(chatty, tmp_path, m
     assert len(shards) == 2 and first in shards
     kept = load_records(tmp_path)
     assert 40 < len(kept) < 80 and len({r.digest for r in kept}) == len(kept)  # nothing answered twice
+
+
+def test_a_corpus_answered_by_another_target_is_refused(chatty, tiny_llama_dirs, tmp_path, monkeypatch):
+    """Each shard keeps who answered; growing or training for another model stops with the shard named, and a
+    shard kept before fingerprints were is matched by its target's name."""
+    monkeypatch.setattr(growing, "build_prompts", fake_builder)
+    shard = growing.grow(chatty, growing.GrowSettings(answers=4, max_new_tokens=3, batch_size=4), {}, tmp_path,
+                         log=lambda _: None)
+    records, meta = load_shard(shard)
+    assert (meta["target"], meta["target_fingerprint"]) == (chatty.name, fingerprint(chatty))
+    assert len(load_records(tmp_path, chatty)) == 4
+    other = load_model(str(tiny_llama_dirs[1]))   # the same shapes, other weights
+    with pytest.raises(SpecvizError, match=f"{shard.name} holds answers of .*not of the loaded"):
+        load_records(tmp_path, other)
+    with pytest.raises(SpecvizError, match="holds answers of"):
+        growing.grow(other, growing.GrowSettings(answers=4), {}, tmp_path, log=lambda _: None)
+    save_shard(shard, records, {"target": chatty.name})   # kept before fingerprints
+    assert len(load_records(tmp_path, chatty)) == 4
+    save_shard(shard, records, {"target": "another-model"})
+    with pytest.raises(SpecvizError, match="'another-model' \\(fingerprint not kept\\)"):
+        load_records(tmp_path, chatty)
+
+
+def test_the_shipped_corpus_is_the_embedded_targets(embedded):
+    assert len(load_records(CORPUS_DIR, embedded)) == len(load_records(CORPUS_DIR))
 
 
 def test_bad_corpus_arguments_are_one_line_errors(capsys, tmp_path):

@@ -78,7 +78,7 @@ def _target(args: argparse.Namespace):
         torch.set_num_threads(args.threads)
     dtype = args.dtype or ("bfloat16" if native_bf16() else "float32")
     target = load_model(dtype=dtype)
-    return target, {"target": target.name, "dtype": dtype, "threads": torch.get_num_threads(),
+    return target, {"dtype": dtype, "threads": torch.get_num_threads(),
                     "command": shlex.join(["python", "-m", "specviz", *sys.argv[1:]])}
 
 

@@ -22,6 +22,7 @@ from tqdm import tqdm
 from specviz.corpus.answer import Ask, answer
 from specviz.corpus.prompts import KINDS, SHARES, CorpusPrompt, build_prompts
 from specviz.corpus.store import CORPUS_DIR, SHARDS, Record, digest, load_records, save_shard, shard_paths
+from specviz.drafters.weights import fingerprint
 from specviz.models import LoadedModel
 
 TEMPERATURES = (0.7, 0.8, 0.9, 1.0)
@@ -74,7 +75,7 @@ def new_prompts(kind: str, n: int, seen: set[str], seed: int) -> list[CorpusProm
 def grow(target: LoadedModel, settings: GrowSettings, meta: dict, folder: Path = CORPUS_DIR,
          log: Callable[[str], None] = print) -> Path:
     """Answer `settings.answers` new prompts into a new shard of the corpus in `folder`; return its path."""
-    existing = load_records(folder)
+    existing = load_records(folder, target)
     seen = {r.digest for r in existing}
     counts = Counter(r.kind for r in existing)
     rng = random.Random(settings.seed * 7919 + len(shard_paths(folder)))
@@ -86,15 +87,15 @@ def grow(target: LoadedModel, settings: GrowSettings, meta: dict, folder: Path =
     rng.shuffle(prompts)  # kinds interleaved, so a run stopped early still has a mixture
     path = folder / SHARDS / f"{time.strftime('%Y%m%d-%H%M%S')}-{rng.randrange(16**6):06x}.npz"
     records: list[Record] = []
-    began, tokens = time.perf_counter(), 0
+    began, tokens, answerer = time.perf_counter(), 0, fingerprint(target)
     with tqdm(total=len(prompts), desc="corpus answers", unit="prompt") as bar:
         for batch in batches(target, prompts, settings, rng):
             for prompt, ask, ids in zip(*batch):
                 records.append(_record(prompt, ask, ids))
                 tokens += len(ids)
             seconds = time.perf_counter() - began
-            save_shard(path, records, {**meta, **vars(settings), "seconds": round(seconds, 1),
-                                       "answer_tokens": tokens})
+            save_shard(path, records, {**meta, "target": target.name, "target_fingerprint": answerer,
+                                       **vars(settings), "seconds": round(seconds, 1), "answer_tokens": tokens})
             bar.update(len(batch[0]))
             bar.set_postfix(tokens_per_s=f"{tokens / seconds:.0f}")
     log(f"wrote {len(records)} answers ({tokens} tokens) to {path} in {time.perf_counter() - began:.0f} s")

@@ -8,6 +8,11 @@ atomically after each batch it finishes, so a run stopped at any moment keeps wh
 the next run adds a new shard beside it. Hidden states and target log-probs are not kept: training
 recomputes them by batched prefill, which costs far less than writing the answers did.
 
+Each shard names the target that answered (`target`) and its fingerprint (`target_fingerprint`, the one
+trained drafter weights carry): distilled from another model's answers, a head learns that model, so
+reading a corpus for a target (`load_records(folder, target)`) refuses a shard another target answered.
+Shards written before the fingerprint was kept are matched by the target's name.
+
 The held-out prompts (`assets/corpus/heldout.json`) are chat messages, kept as text; no training or
 tuning step reads them.
 """
@@ -19,8 +24,14 @@ import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+from specviz.errors import SpecvizError
+
+if TYPE_CHECKING:
+    from specviz.models import LoadedModel
 
 CORPUS_DIR = Path(__file__).resolve().parents[2] / "assets" / "corpus"
 SHARDS = "shards"
@@ -99,9 +110,29 @@ def shard_paths(folder: Path = CORPUS_DIR) -> list[Path]:
     return sorted((folder / SHARDS).glob("*.npz"))
 
 
-def load_records(folder: Path = CORPUS_DIR) -> list[Record]:
-    """Every training record of the corpus, shard by shard in name order."""
-    return [r for path in shard_paths(folder) for r in load_shard(path)[0]]
+def load_records(folder: Path = CORPUS_DIR, target: LoadedModel | None = None) -> list[Record]:
+    """Every training record of the corpus, shard by shard in name order; with `target`, only if each shard
+    holds that target's answers (`answered_by`)."""
+    records = []
+    for path in shard_paths(folder):
+        shard, meta = load_shard(path)
+        if target is not None:
+            answered_by(path, meta, target)
+        records += shard
+    return records
+
+
+def answered_by(path: Path, meta: dict, target: LoadedModel) -> None:
+    """Refuse the shard at `path` unless `target` wrote its answers: its fingerprint where the shard keeps
+    one, else its name."""
+    from specviz.drafters.weights import fingerprint
+
+    mine, theirs = fingerprint(target), meta.get("target_fingerprint")
+    if theirs == mine or (theirs is None and meta.get("target") == target.name):
+        return
+    raise SpecvizError(f"{path} holds answers of {meta.get('target', 'an unnamed target')!r} (fingerprint "
+                       f"{theirs or 'not kept'}), not of the loaded {target.name!r} ({mine}): a head distilled "
+                       "from them would learn another model; keep each target's corpus in its own folder")
 
 
 def split_validation(records: list[Record], every: int = 40, limit: int = 48) -> tuple[list[Record], list[Record]]:

@@ -142,7 +142,7 @@ def corpus_data(cfg: TrainConfig, target, store: Path | None = None):
     from specviz.training.batches import corpus_vocabulary
     from specviz.training.prefill import PrefilledRecords
 
-    records = load_records()
+    records = load_records(target=target)
     if not records:
         raise SpecvizError(f"the corpus in {CORPUS_DIR} is empty: python -m specviz corpus grow adds answers")
     train_records, validation = split_validation(records)
