@@ -8,7 +8,7 @@ import torch
 
 from specviz.corpus.store import Record
 from specviz.models import layer_states
-from specviz.training.prefill import PrefilledRecords, prefill, record_key, store_folder
+from specviz.training.prefill import PrefilledRecords, other_stores, prefill, record_key, store_folder
 
 
 def record(tokens: list[int], n_prompt: int) -> Record:
@@ -49,6 +49,20 @@ def test_a_feature_store_gives_back_what_the_prefill_gave_and_skips_the_target(s
         assert a.n_prompt == b.n_prompt == c.n_prompt
         for name in ("tokens", "features", "top_ids", "top_logp"):
             assert torch.equal(getattr(a, name), getattr(b, name)) and torch.equal(getattr(a, name), getattr(c, name))
+
+
+def test_stores_of_other_settings_are_named_with_the_disk_they_hold(tmp_path):
+    store = store_folder(tmp_path, "mark", (1, -1), 4, 6, False)
+    store.mkdir()
+    (store / "a.pt").write_bytes(b"x" * 10)
+    assert other_stores(store) == ""
+    older = store_folder(tmp_path, "mark", (-1,), 4, 6, False)
+    older.mkdir()
+    with open(older / "a.pt", "wb") as f:
+        f.truncate(300_000_000)   # sparse: its size without the disk
+    (tmp_path / "checkpoint-eagle.pt").write_bytes(b"x")
+    assert other_stores(store) == (f"feature stores of other settings in {tmp_path}, which this run does not read: "
+                                   f"{older.name} (0.3 GB); delete a folder to free its space")
 
 
 def test_a_store_that_cannot_be_written_warns_and_training_data_still_comes(small, tmp_path):

@@ -66,7 +66,7 @@ def run_train(args: argparse.Namespace) -> None:
     from specviz.drafters.weights import DRAFTERS_DIR, fingerprint, save_weights
     from specviz.errors import SpecvizError
     from specviz.models import cache_dir, load_model
-    from specviz.training.prefill import store_folder
+    from specviz.training.prefill import other_stores, store_folder
     from specviz.training.train import model_config, train
 
     if args.store_features and not args.corpus:
@@ -83,6 +83,8 @@ def run_train(args: argparse.Namespace) -> None:
     if cfg.corpus:
         store = store_folder(cache_dir() / "training", mark, cfg.layers, cfg.top_k, cfg.window, cfg.bf16) \
             if args.store_features else None
+        if store is not None and (others := other_stores(store)):
+            print(others)
         train_samples, heldout, vocab, data = corpus_data(cfg, target, store)
     else:
         (train_samples, heldout, data), vocab = shipped_data(cfg, target, mark), None

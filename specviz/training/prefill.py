@@ -105,3 +105,15 @@ def record_key(record: Record) -> str:
 def store_folder(root: Path, fingerprint: str, layers: tuple[int, ...], top_k: int, window: int, bf16: bool) -> Path:
     """The feature store of one target and the prefill settings its samples depend on."""
     return root / f"features-{fingerprint}-{'_'.join(map(str, layers))}-k{top_k}-w{window}-{'bf16' if bf16 else 'fp32'}"
+
+
+def other_stores(store: Path) -> str:
+    """A line naming the feature stores beside `store` (other targets or settings) and the disk each holds,
+    since no run reads them and nothing deletes them; "" when there are none."""
+    others = sorted(p for p in store.parent.glob("features-*") if p.is_dir() and p != store)
+    if not others:
+        return ""
+    sizes = [sum(f.stat().st_size for f in p.iterdir() if f.is_file()) for p in others]
+    return (f"feature stores of other settings in {store.parent}, which this run does not read: "
+            + ", ".join(f"{p.name} ({size / 1e9:.1f} GB)" for p, size in zip(others, sizes))
+            + "; delete a folder to free its space")
