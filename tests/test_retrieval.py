@@ -76,7 +76,7 @@ def test_another_targets_corpus_is_refused(tmp_path, tiny_llama_dirs):
     save_shard(tmp_path / "shards" / "a.npz", [Record(np.array([1, 2, 3, 4], np.uint16), 2, "chat", "t", 0.0, -1, "d")],
                {"target": "SmolLM2-135M-Instruct"})
     small = load_model(str(tiny_llama_dirs[0]))
-    with pytest.raises(SpecvizError, match="ids mean nothing to"):
+    with pytest.raises(SpecvizError, match="holds answers of 'SmolLM2-135M-Instruct'"):
         build_drafter("retrieval", small, str(tmp_path))
     with pytest.raises(SpecvizError, match="needs a corpus"):
         corpus_datastore(tmp_path / "empty")

@@ -113,26 +113,28 @@ def shard_paths(folder: Path = CORPUS_DIR) -> list[Path]:
 def load_records(folder: Path = CORPUS_DIR, target: LoadedModel | None = None) -> list[Record]:
     """Every training record of the corpus, shard by shard in name order; with `target`, only if each shard
     holds that target's answers (`answered_by`)."""
+    from specviz.drafters.weights import fingerprint
+
+    mark = fingerprint(target) if target is not None else ""
     records = []
     for path in shard_paths(folder):
         shard, meta = load_shard(path)
         if target is not None:
-            answered_by(path, meta, target)
+            answered_by(path, meta, target.name, mark)
         records += shard
     return records
 
 
-def answered_by(path: Path, meta: dict, target: LoadedModel) -> None:
-    """Refuse the shard at `path` unless `target` wrote its answers: its fingerprint where the shard keeps
-    one, else its name."""
-    from specviz.drafters.weights import fingerprint
-
-    mine, theirs = fingerprint(target), meta.get("target_fingerprint")
-    if theirs == mine or (theirs is None and meta.get("target") == target.name):
+def answered_by(path: Path, meta: dict, name: str, mark: str) -> None:
+    """Refuse the shard at `path` unless the target named `name`, of fingerprint `mark`, wrote its answers:
+    its fingerprint where the shard keeps one, else its name."""
+    theirs = meta.get("target_fingerprint")
+    if theirs == mark or (theirs is None and meta.get("target") == name):
         return
     raise SpecvizError(f"{path} holds answers of {meta.get('target', 'an unnamed target')!r} (fingerprint "
-                       f"{theirs or 'not kept'}), not of the loaded {target.name!r} ({mine}): a head distilled "
-                       "from them would learn another model; keep each target's corpus in its own folder")
+                       f"{theirs or 'not kept'}), not of the loaded {name!r} ({mark}): its token ids mean another "
+                       "model's text, and a head distilled from them would learn that model; keep each target's "
+                       "corpus in its own folder")
 
 
 def split_validation(records: list[Record], every: int = 40, limit: int = 48) -> tuple[list[Record], list[Record]]:

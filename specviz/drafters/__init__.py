@@ -115,7 +115,7 @@ def build_drafter(kind: str, target: LoadedModel, model: str | None = None,
         return NgramDrafter(target.vocab_size, target.device)
     if kind == "retrieval":
         folder = Path(model) if model else CORPUS_DIR
-        return RetrievalDrafter(corpus_datastore(folder, target.name), target.vocab_size, target.device,
+        return RetrievalDrafter(corpus_datastore(folder, target), target.vocab_size, target.device,
                                 corpus_digest(folder))
     if kind == "model":
         if not model:

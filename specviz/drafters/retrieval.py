@@ -28,10 +28,11 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from specviz.corpus.store import CORPUS_DIR, Record, load_shard, shard_paths, split_validation
+from specviz.corpus.store import CORPUS_DIR, Record, load_records, shard_paths, split_validation
 from specviz.drafters.base import Draft, Drafter, one_hot_draft
 from specviz.drafters.weights import digest
 from specviz.errors import SpecvizError
+from specviz.models import LoadedModel
 from specviz.warpers import Warper
 
 SEPARATOR = np.iinfo(np.uint16).max   # ends each answer; no token of a vocabulary under 65 535 entries
@@ -115,19 +116,12 @@ def corpus_digest(folder: Path = CORPUS_DIR) -> str:
     return hashlib.sha256("".join(digest(path) for path in shard_paths(folder)).encode()).hexdigest()[:12]
 
 
-def corpus_datastore(folder: Path = CORPUS_DIR, target_name: str | None = None) -> Datastore:
+def corpus_datastore(folder: Path = CORPUS_DIR, target: LoadedModel | None = None) -> Datastore:
     """The datastore of the corpus's training answers (never its validation records, never the held-out
-    prompts), refused for a target other than the one that wrote them."""
-    records, writers = [], set()
-    for path in shard_paths(folder):
-        shard, meta = load_shard(path)
-        records += shard
-        writers.add(meta.get("target"))
+    prompts), refused for a target other than the one that wrote them (`load_records`)."""
+    records = load_records(folder, target)
     if not records:
         raise SpecvizError(f"the retrieval drafter needs a corpus: no shards in {folder / 'shards'}")
-    if target_name is not None and writers != {target_name}:
-        raise SpecvizError(f"the corpus in {folder} holds answers of {', '.join(sorted(map(str, writers)))}; its token "
-                           f"ids mean nothing to {target_name!r}")
     return Datastore.build(corpus_sequences(split_validation(records)[0]))
 
 
