@@ -34,12 +34,7 @@ def main() -> None:
     parser.add_argument("--per-category", type=int, default=2)
     parser.add_argument("--temperature", type=float, default=0.0)
     args = parser.parse_args()
-    counts: dict[str, int] = defaultdict(int)
-    prompts = []
-    for prompt in load_prompts(PROMPTS):
-        if counts[prompt.category] < args.per_category:
-            counts[prompt.category] += 1
-            prompts.append(prompt)
+    prompts = load_prompts(PROMPTS, per_category=args.per_category)
     target, drafter = default_pair()
     base = DecodeSettings(temperature=args.temperature, max_new_tokens=48, seed=0)
     prepared = prepare(target, drafter, replace(base, adaptive=True, gamma=max(DEPTHS), auto_size=True))
