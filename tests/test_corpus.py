@@ -118,7 +118,7 @@ def test_a_corpus_answered_by_another_target_is_refused(chatty, tiny_llama_dirs,
     assert (meta["target"], meta["target_fingerprint"]) == (chatty.name, fingerprint(chatty))
     assert len(load_records(tmp_path, chatty)) == 4
     other = load_model(str(tiny_llama_dirs[1]))   # the same shapes, other weights
-    with pytest.raises(SpecvizError, match=f"{shard.name} holds answers of .*not of the loaded"):
+    with pytest.raises(SpecvizError, match=f"{shard.name} holds answers of .*not of '{other.name}'"):
         load_records(tmp_path, other)
     with pytest.raises(SpecvizError, match="holds answers of"):
         growing.grow(other, growing.GrowSettings(answers=4), {}, tmp_path, log=lambda _: None)
@@ -127,6 +127,22 @@ def test_a_corpus_answered_by_another_target_is_refused(chatty, tiny_llama_dirs,
     save_shard(shard, records, {"target": "another-model"})
     with pytest.raises(SpecvizError, match="'another-model' \\(fingerprint not kept\\)"):
         load_records(tmp_path, chatty)
+
+
+def test_a_folder_two_targets_answered_into_is_refused_without_a_target(chatty, tmp_path, monkeypatch, capsys):
+    """Token ids mean one tokenizer's text: stats and coverage, which load no model, still refuse a mixed folder."""
+    monkeypatch.setattr(growing, "build_prompts", fake_builder)
+    shard = growing.grow(chatty, growing.GrowSettings(answers=4, max_new_tokens=3, batch_size=4), {}, tmp_path,
+                         log=lambda _: None)
+    assert main(["corpus", "stats", "--dir", str(tmp_path)]) == 0
+    assert f"answered by {chatty.name}" in capsys.readouterr().out
+    records, meta = load_shard(shard)
+    save_shard(shard.with_name("~" + shard.name), records, {**meta, "target_fingerprint": "0" * 16})  # read second
+    with pytest.raises(SpecvizError, match=f"~{shard.name} holds answers of .*not of '{chatty.name}'"):
+        load_records(tmp_path)
+    for action in ("stats", "coverage"):
+        assert main(["corpus", action, "--dir", str(tmp_path)]) == 2
+        assert "holds answers of" in capsys.readouterr().err
 
 
 def test_the_shipped_corpus_is_the_embedded_targets(embedded):

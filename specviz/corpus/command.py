@@ -2,7 +2,9 @@
 
 grow      answer N more new prompts into a new shard (stop it at any moment: finished batches are kept)
 heldout   write the held-out prompts once (evaluation only)
-stats     what the corpus holds: records and tokens by kind, the temperature mix, size and target time
+stats     what the corpus holds: records and tokens by kind, the temperature mix, size, target time and
+          the target that answered
+          (both refuse a folder whose shards different targets answered)
 coverage  how large a draft vocabulary must be: for each size, the share of the validation slice's
           greedy answer tokens outside the vocabulary of the training answers' most used tokens
 """
@@ -100,12 +102,15 @@ def stats(records: list, shards: list[Path]) -> str:
         long = sum(r.n_answer >= 500 for r in mine)
         lines.append(f"| {kind} | {SHARES[kind]:.0%} | {by_kind[kind]} | {by_kind[kind] / max(1, len(records)):.0%} "
                      f"| {prompt} | {answer} | {long} |")
-    seconds = sum(json.loads(str(np.load(p)["meta"])).get("seconds", 0) for p in shards)
+    metas = [json.loads(str(np.load(p)["meta"])) for p in shards]
+    seconds = sum(m.get("seconds", 0) for m in metas)
+    answerers = sorted({m.get("target", "an unnamed target") for m in metas}) or ["nobody yet"]
     temperatures = Counter(f"T={r.temperature:g}" for r in records)
     lines += ["", f"{len(records)} records in {len(shards)} shards, "
               f"{sum(r.n_prompt for r in records)} prompt and {sum(r.n_answer for r in records)} answer tokens, "
               f"{sum(p.stat().st_size for p in shards) / 1e6:.1f} MB on disk, {seconds / 3600:.2f} h of target time; "
-              + ", ".join(f"{k} {v}" for k, v in sorted(temperatures.items()))]
+              + ", ".join(f"{k} {v}" for k, v in sorted(temperatures.items()))
+              + f"; answered by {', '.join(answerers)}"]
     return "\n".join(lines)
 
 

@@ -112,29 +112,31 @@ def shard_paths(folder: Path = CORPUS_DIR) -> list[Path]:
 
 def load_records(folder: Path = CORPUS_DIR, target: LoadedModel | None = None) -> list[Record]:
     """Every training record of the corpus, shard by shard in name order; with `target`, only if each shard
-    holds that target's answers (`answered_by`)."""
+    holds that target's answers, else only if all shards hold one target's answers (`answered_by`)."""
     from specviz.drafters.weights import fingerprint
 
-    mark = fingerprint(target) if target is not None else ""
+    name, mark = (target.name, fingerprint(target)) if target is not None else (None, None)
     records = []
     for path in shard_paths(folder):
         shard, meta = load_shard(path)
-        if target is not None:
-            answered_by(path, meta, target.name, mark)
+        if name is None:   # no target loaded: the first shard names the one every other must share
+            name = meta.get("target")
+        answered_by(path, meta, name, mark)
+        mark = mark or meta.get("target_fingerprint")
         records += shard
     return records
 
 
-def answered_by(path: Path, meta: dict, name: str, mark: str) -> None:
+def answered_by(path: Path, meta: dict, name: str | None, mark: str | None) -> None:
     """Refuse the shard at `path` unless the target named `name`, of fingerprint `mark`, wrote its answers:
-    its fingerprint where the shard keeps one, else its name."""
+    its fingerprint where both are known, else its name."""
     theirs = meta.get("target_fingerprint")
-    if theirs == mark or (theirs is None and meta.get("target") == name):
+    if (theirs == mark) if theirs and mark else meta.get("target") == name:
         return
     raise SpecvizError(f"{path} holds answers of {meta.get('target', 'an unnamed target')!r} (fingerprint "
-                       f"{theirs or 'not kept'}), not of the loaded {name!r} ({mark}): its token ids mean another "
-                       "model's text, and a head distilled from them would learn that model; keep each target's "
-                       "corpus in its own folder")
+                       f"{theirs or 'not kept'}), not of {name!r} ({mark or 'fingerprint not kept'}): its token ids "
+                       "mean another model's text, and a head distilled from them would learn that model; keep each "
+                       "target's corpus in its own folder")
 
 
 def split_validation(records: list[Record], every: int = 40, limit: int = 48) -> tuple[list[Record], list[Record]]:
