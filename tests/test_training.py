@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 from dataclasses import replace
 
 import pytest
@@ -132,13 +133,42 @@ def test_a_few_steps_lower_the_loss_and_resume(small, samples, kind, bf16, tmp_p
     first, last = cfg.curve[0], cfg.curve[-1]
     key = "val_kl" if kind == "tiny" else "val_kl1"   # EAGLE: unrolled step 1; parallel: position 1
     assert last[key] < first[key]
-    resumed = TrainConfig(kind=kind, steps=40, batch_size=4, lr=3e-3, warmup=2, eval_every=10, draft_vocab=0)
+    resumed = replace(cfg, steps=40, curve=[])
     train(resumed, small, samples, samples, checkpoint, progress=False)
-    assert [c["step"] for c in resumed.curve] == [10, 20, 30, 40]
+    assert resumed.resumed_from == 30 and [c["step"] for c in resumed.curve] == [10, 20, 30, 40]
     path = tmp_path / f"{kind}.safetensors"
     save_weights(path, model.state_dict(), kind, model_config(cfg, model), small)
     drafter = load_trained(kind, small, path)
     assert drafter.name.endswith(f"({kind})")
+
+
+@pytest.mark.parametrize("kind", ["eagle", "specdrafter"])   # feature noise; random cuts
+def test_an_interrupted_run_resumes_to_the_weights_of_one_never_stopped(small, samples, tmp_path, monkeypatch,
+                                                                         kind):
+    """Stopped after its step-10 checkpoint and resumed with --resume, a run ends with the same weights, bit for
+    bit, as the same run left alone: weights, optimizer state, batch order and random draws all carry over."""
+    training = importlib.import_module("specviz.training.train")
+
+    def config() -> TrainConfig:
+        return TrainConfig(kind=kind, steps=20, batch_size=4, lr=3e-3, warmup=2, eval_every=10, draft_vocab=0)
+
+    whole = train(config(), small, samples, samples, progress=False)
+    checkpoint, take = tmp_path / "checkpoint.pt", training.batch_indices
+
+    def stops_at_step_10(lengths, size, step, seed):
+        if step == 10:
+            raise KeyboardInterrupt
+        return take(lengths, size, step, seed)
+
+    monkeypatch.setattr(training, "batch_indices", stops_at_step_10)
+    with pytest.raises(KeyboardInterrupt):
+        train(config(), small, samples, samples, checkpoint, progress=False)
+    monkeypatch.setattr(training, "batch_indices", take)
+    resumed = config()
+    again = train(resumed, small, samples, samples, checkpoint, progress=False)
+    assert resumed.resumed_from == 10
+    mine = again.state_dict()
+    assert all(torch.equal(value, mine[name]) for name, value in whole.state_dict().items())
 
 
 def test_a_resumed_run_keeps_its_draft_vocabulary(small, samples, tmp_path):

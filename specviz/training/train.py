@@ -92,9 +92,11 @@ def model_config(cfg: TrainConfig, model: torch.nn.Module) -> dict:
     return layers | {"masks": len(model.masks)} if cfg.kind == "specdrafter" else layers
 
 
-def batch_loss(cfg: TrainConfig, model: torch.nn.Module, batch: Batch, train: bool) -> tuple[torch.Tensor, dict]:
+def batch_loss(cfg: TrainConfig, model: torch.nn.Module, batch: Batch,
+               noise: torch.Generator | None = None) -> tuple[torch.Tensor, dict]:
     """Total loss of one batch and the logged parts (per unrolled step for EAGLE, per drafted
-    position for the parallel drafters)."""
+    position for the parallel drafters). `noise`: training's draws of EAGLE's feature noise (none when
+    validating)."""
     if cfg.kind == "medusa":
         logits = model.logits(model(batch.features))
         return by_slot(logits[batch.counted], batch.targets, batch.slot, cfg.ce_weight, cfg.block)
@@ -106,8 +108,9 @@ def batch_loss(cfg: TrainConfig, model: torch.nn.Module, batch: Batch, train: bo
         loss, parts = distill(logits[batch.counted], batch.targets, cfg.ce_weight)
         return loss, parts
     features = batch.features
-    if train and cfg.noise:
-        features = features + (torch.rand_like(features) * 2 - 1) * cfg.noise
+    if noise is not None and cfg.noise:
+        u = torch.rand(features.shape, generator=noise, device=features.device, dtype=features.dtype)
+        features = features + (u * 2 - 1) * cfg.noise
     if cfg.ttt:
         return _ttt_loss(cfg, model, batch, features)
     total, logged, predicted = 0.0, {}, None
@@ -185,7 +188,7 @@ def validate(cfg: TrainConfig, model: torch.nn.Module, samples: list[Sample], in
     chunks = [samples[i:i + 16] for i in range(0, len(samples), 16)]
     for number, chunk in enumerate(chunks):   # the same cuts at every validation
         batch = make_batch(chunk, cfg.kind, index, device, cfg.block, cfg.cuts, seed=number)
-        _, parts = batch_loss(cfg, model, batch, train=False)
+        _, parts = batch_loss(cfg, model, batch)
         for k, v in parts.items():
             sums[k] = sums.get(k, 0.0) + v / len(chunks)
     model.train()
@@ -235,7 +238,8 @@ def train(cfg: TrainConfig, target: LoadedModel, train_samples: list[Sample] | P
             [train_samples[i] for i in picked]
         with torch.autocast(target.device.type, dtype=torch.bfloat16, enabled=cfg.bf16):
             batch = make_batch(chosen, cfg.kind, index, target.device, cfg.block, cfg.cuts, seed=step)
-            loss, parts = batch_loss(cfg, model, batch, train=True)
+            noise = torch.Generator(target.device).manual_seed(cfg.seed * 1_000_003 + step)   # resumes exactly
+            loss, parts = batch_loss(cfg, model, batch, noise)
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
