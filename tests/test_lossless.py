@@ -64,7 +64,7 @@ def chi_square_p_value(exact: dict, counts: Counter) -> float:
     impossible = sum(n for cell, n in counts.items() if exact.get(cell, 0.0) == 0.0)
     if impossible:
         return 0.0
-    expected = np.array([exact[cell] * RUNS for cell in exact if exact[cell] > 0])
+    expected = np.array([exact[cell] * sum(counts.values()) for cell in exact if exact[cell] > 0])
     observed = np.array([counts.get(cell, 0) for cell in exact if exact[cell] > 0])
     small = expected < 5
     if small.any():
