@@ -63,9 +63,10 @@ def test_stopping_keeps_what_was_decided_and_the_process_serves_on(process, mode
         traces = follow_trace(process.request(models, trace_stream, PROMPT, replace(settings, target_latency_ms=SLOW)))
         trace = next(traces)
         traces.close()
-    assert 1 <= len(trace.iterations) < 40 and trace.wall_time > 0
+    assert trace.iterations and trace.wall_time > 0
     assert trace.generated_ids == [t for it in trace.iterations for t in it.emitted_ids] and trace.text
-    assert run(process, models, settings).generated_ids[: len(trace.generated_ids)] == trace.generated_ids
+    whole = run(process, models, settings).generated_ids
+    assert len(trace.generated_ids) < len(whole) and whole[: len(trace.generated_ids)] == trace.generated_ids
 
 
 def test_other_work_streams_its_items(process, models):
@@ -105,8 +106,8 @@ def test_a_process_that_dies_mid_run_is_reported_and_replaced(models):
     fresh = DecoderProcess(threads=1)
     try:
         with fresh.lock:
-            items = fresh.request(models, trace_stream, PROMPT, DecodeSettings(gamma=1, max_new_tokens=200,
-                                                                               target_latency_ms=SLOW))
+            settings = DecodeSettings(gamma=1, temperature=0, max_new_tokens=200, target_latency_ms=SLOW)
+            items = fresh.request(models, trace_stream, PROMPT, settings)
             next(items)
             os.kill(fresh._child.pid, signal.SIGKILL)
             with pytest.raises(SpecvizError, match="the decoder process ended unexpectedly"):
@@ -135,13 +136,15 @@ def test_stopping_a_run_whose_process_died_keeps_what_arrived(models):
     fresh = DecoderProcess(threads=1)
     try:
         with fresh.lock:
-            traces = follow_trace(fresh.request(models, trace_stream, PROMPT, DecodeSettings(gamma=1,
-                                                                                            max_new_tokens=200)))
+            settings = DecodeSettings(gamma=1, temperature=0, max_new_tokens=200)   # greedy: no early EOS here
+            traces = follow_trace(fresh.request(models, trace_stream, PROMPT, replace(settings,
+                                                                                       target_latency_ms=SLOW)))
             trace = next(traces)
             os.kill(fresh._child.pid, signal.SIGKILL)
             fresh._child.wait()
             traces.close()
         assert trace.iterations and trace.generated_ids == [t for it in trace.iterations for t in it.emitted_ids]
-        assert run(fresh, models, DecodeSettings(max_new_tokens=2)).generated_ids
+        whole = run(fresh, models, settings).generated_ids   # the replaced process, at full speed
+        assert len(trace.generated_ids) < len(whole) and whole[: len(trace.generated_ids)] == trace.generated_ids
     finally:
         fresh.close()
