@@ -96,8 +96,9 @@ def test_rejections_stop_the_drafts_and_probes_thin_out():
         drafted += choice.gamma > 0 and not choice.probe
     assert chosen[0].gamma > 1 and 1 <= drafted <= 12   # a prior of 0.6 worth 4 tries, every try missed
     probes = [i for i, c in enumerate(chosen) if c.probe]
-    gaps = [b - a - 1 for a, b in zip(probes, probes[1:])]
-    assert gaps[:2] == [8, 16] and all(c.gamma == 1 for c in chosen if c.probe)
+    last_draft = max(i for i, c in enumerate(chosen[:probes[0]]) if c.gamma > 0)
+    gaps = [b - a - 1 for a, b in zip([last_draft, *probes], probes)]
+    assert gaps[:3] == [4, 8, 16] and all(c.gamma == 1 for c in chosen if c.probe)
     assert adaptive.estimates(state).rank[0][0] < 0.1
     assert state.seen == 60
     adaptive.observe(state, chosen[probes[-1]], [-1], [0])

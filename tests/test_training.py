@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import math
 from dataclasses import replace
 
 import pytest
@@ -100,6 +101,17 @@ def test_distill_loss_vanishes_when_q_is_p():
     targets = Targets(top.indices, top.values, top.indices[:, 0])
     loss, parts = distill(logp, targets, ce_weight=0.0)
     assert abs(loss.item()) < 1e-5 and abs(parts["beta"] - 1.0) < 1e-5 and parts["top1"] == 1.0
+
+
+def test_distill_loss_is_kl_plus_weighted_ce_and_beta_is_the_overlap():
+    """p = [0.5, 0.5, 0], q = [0.25, 0.25, 0.5], the target's next token 1: KL(p‖q) = log 2, CE = log 4,
+    β = Σ min(p, q) = 0.5, and q's top token (2) is not p's."""
+    logq = torch.tensor([[0.25, 0.25, 0.5]]).log()
+    targets = Targets(torch.tensor([[0, 1]]), torch.tensor([[0.5, 0.5]]).log(), torch.tensor([1]))
+    loss, parts = distill(logq, targets, ce_weight=0.5)
+    assert loss.item() == pytest.approx(math.log(2) + 0.5 * math.log(4))
+    assert parts["kl"] == pytest.approx(math.log(2)) and parts["ce"] == pytest.approx(math.log(4))
+    assert parts["beta"] == pytest.approx(0.5) and parts["top1"] == 0.0
 
 
 def test_draft_vocabulary_spreads_to_a_full_distribution(samples):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 import torch
+from scipy.stats import chisquare
 
 from specviz import verification
 
@@ -12,19 +13,20 @@ def test_lossless_accepts_when_u_below_ratio_and_resamples_from_residual():
     p = torch.tensor([[0.1, 0.6, 0.3], [0.5, 0.25, 0.25]])
     q = torch.tensor([[0.5, 0.25, 0.25]])
     draft = torch.tensor([0])  # ratio p/q = 0.2
-    rejected = accepted = 0
+    recovered, accepted = [0, 0, 0], 0
     gen = torch.Generator().manual_seed(0)
     for _ in range(2000):
         v = verification.lossless(p, q, draft, gen)
         if v.accepted == 0:
-            rejected += 1
-            assert v.recovered in (1, 2)  # residual max(0, p - q) = [0, 0.35, 0.05]
-            assert v.residuals[0].tolist() == pytest.approx([0.0, 0.35, 0.05])
+            recovered[v.recovered] += 1
+            assert v.residuals[0].tolist() == pytest.approx([0.0, 0.35, 0.05])   # max(0, p − q)
             assert v.u[0] > 0.2
         else:
             accepted += 1
             assert v.bonus is not None and v.recovered is None
     assert accepted / 2000 == pytest.approx(0.2, abs=0.03)
+    assert recovered[0] == 0   # the residual normalised: [0, 7/8, 1/8]
+    assert chisquare(recovered[1:], [sum(recovered) * 7 / 8, sum(recovered) / 8]).pvalue > 1e-3
 
 
 def test_lossless_counts_only_up_to_first_rejection():
