@@ -87,7 +87,9 @@ def target_without_eos(pair):
     return target, drafter
 
 
-@pytest.mark.parametrize("settings", SETTINGS, ids=["plain", "top-k", "top-p"])
+@pytest.mark.parametrize("settings", [*SETTINGS, DecodeSettings(gamma=1, temperature=1.0, max_new_tokens=2,
+                                                                  record=False)],
+                         ids=["plain", "top-k", "top-p", "bonus second"])   # γ = 1: token 2 is the bonus or a draw
 def test_speculative_sampling_matches_target_distribution(target_without_eos, settings):
     target, drafter = target_without_eos
     exact = exact_two_tokens(target, settings)

@@ -13,7 +13,7 @@ from specviz.drafters.mixed import merge
 from specviz.errors import SpecvizError
 from specviz.kv_cache import CachedLM
 from specviz.models import layer_states
-from specviz.tree import children, is_chain
+from specviz.tree import children, depths, is_chain
 from specviz.warpers import Warper
 
 PROMPTS = ["Write a Python function that checks if a number is even.",
@@ -109,6 +109,14 @@ def test_eagle_tree_is_eagle2_dynamic_tree(embedded, drafters):
         q = draft.q[kids[0]]
         assert all(torch.equal(draft.q[k], q) for k in kids)
         assert [int(draft.tokens[k]) for k in kids] == q.topk(3).indices.tolist()
+    value: list[float] = []   # Σ log q along each node's path
+    for node, parent in enumerate(draft.parents):
+        value.append(float(draft.q[node][draft.tokens[node]].log()) + (value[parent] if parent >= 0 else 0.0))
+    depth = depths(draft.parents)
+    for d in (1, 2):
+        level = [n for n in range(len(depth)) if depth[n] == d]
+        expanded = {draft.parents[n] for n in range(len(depth)) if depth[n] == d + 1}
+        assert expanded == set(sorted(level, key=lambda n: -value[n])[:3])
 
 
 def test_prompt_lookup_branches_on_every_distinct_continuation(embedded):
