@@ -488,4 +488,7 @@ def main(argv: list[str] | None = None) -> int:
     except SpecvizError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:   # Ctrl-C or SIGINT: what a command finished is kept, and it has said where
+        print("stopped", file=sys.stderr)
+        return 130
     return 0

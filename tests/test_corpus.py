@@ -100,12 +100,15 @@ def test_growing_adds_new_prompts_and_keeps_finished_batches(chatty, tmp_path, m
         return answer(*args, **kwargs)
 
     monkeypatch.setattr(growing, "answer", dies_after_two_batches)
+    said = []
     with pytest.raises(KeyboardInterrupt):
-        growing.grow(chatty, settings, {"dtype": "float32"}, tmp_path, log=lambda _: None)
+        growing.grow(chatty, settings, {"dtype": "float32"}, tmp_path, log=said.append)
     shards = shard_paths(tmp_path)
     assert len(shards) == 2 and first in shards
     kept = load_records(tmp_path)
     assert 40 < len(kept) < 80 and len({r.digest for r in kept}) == len(kept)  # nothing answered twice
+    second = next(path for path in shards if path != first)
+    assert said[-1] == f"stopped: {len(kept) - 40} finished answers kept in {second}"
 
 
 def test_a_corpus_answered_by_another_target_is_refused(chatty, tiny_llama_dirs, tmp_path, monkeypatch):
@@ -184,3 +187,14 @@ def test_coverage_sizes_the_draft_vocabulary_on_the_validation_slice():
     assert len(shares) == 7 and shares == sorted(shares, reverse=True) and shares[0] > shares[-1]
     with pytest.raises(SpecvizError, match="no greedy validation answers"):
         coverage(records[1:39])
+
+
+def test_a_command_stopped_by_ctrl_c_says_so_and_exits_130(monkeypatch, capsys, tmp_path):
+    from specviz.corpus import command
+
+    def interrupted(*args):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(command, "stats", interrupted)
+    assert main(["corpus", "stats", "--dir", str(tmp_path)]) == 130
+    assert capsys.readouterr().err.strip() == "stopped"

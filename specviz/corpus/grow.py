@@ -89,15 +89,20 @@ def grow(target: LoadedModel, settings: GrowSettings, meta: dict, folder: Path =
     records: list[Record] = []
     began, tokens, answerer = time.perf_counter(), 0, fingerprint(target)
     with tqdm(total=len(prompts), desc="corpus answers", unit="prompt") as bar:
-        for batch in batches(target, prompts, settings, rng):
-            for prompt, ask, ids in zip(*batch):
-                records.append(_record(prompt, ask, ids))
-                tokens += len(ids)
-            seconds = time.perf_counter() - began
-            save_shard(path, records, {**meta, "target": target.name, "target_fingerprint": answerer,
-                                       **vars(settings), "seconds": round(seconds, 1), "answer_tokens": tokens})
-            bar.update(len(batch[0]))
-            bar.set_postfix(tokens_per_s=f"{tokens / seconds:.0f}")
+        try:
+            for batch in batches(target, prompts, settings, rng):
+                for prompt, ask, ids in zip(*batch):
+                    records.append(_record(prompt, ask, ids))
+                    tokens += len(ids)
+                seconds = time.perf_counter() - began
+                save_shard(path, records, {**meta, "target": target.name, "target_fingerprint": answerer,
+                                           **vars(settings), "seconds": round(seconds, 1), "answer_tokens": tokens})
+                bar.update(len(batch[0]))
+                bar.set_postfix(tokens_per_s=f"{tokens / seconds:.0f}")
+        except KeyboardInterrupt:
+            log(f"stopped: {len(records)} finished answers kept in {path}" if records else
+                "stopped before the first batch finished: nothing written")
+            raise
     log(f"wrote {len(records)} answers ({tokens} tokens) to {path} in {time.perf_counter() - began:.0f} s")
     return path
 
