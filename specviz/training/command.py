@@ -92,7 +92,12 @@ def run_train(args: argparse.Namespace) -> None:
     checkpoint = cache_dir() / "training" / f"checkpoint-{cfg.kind}-{mark}-{run_key(cfg)}.pt"
     if not args.resume:
         checkpoint.unlink(missing_ok=True)
-    model = train(cfg, target, train_samples, heldout, checkpoint, vocab=vocab)
+    try:
+        model = train(cfg, target, train_samples, heldout, checkpoint, vocab=vocab)
+    except KeyboardInterrupt:
+        if checkpoint.exists():
+            print(f"stopped: the same command with --resume continues from {checkpoint}", file=sys.stderr)
+        raise
     train_time = time.time() - began - data_time
     out = Path(cfg.out)
     save_weights(out, model.state_dict(), cfg.kind, model_config(cfg, model), target)
