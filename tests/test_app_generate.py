@@ -8,6 +8,8 @@ import pytest
 from apps import MODEL_TIMEOUT
 from streamlit.testing.v1 import AppTest
 
+from specviz.reverify import reverify
+
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
 
 
@@ -32,10 +34,11 @@ def test_generation_streams_text_and_numbers(generated):
     text = [h.proto.body for h in at.get("html") if "specviz-text" in h.proto.body]
     assert text and "class=\"tok tok-" in text[0]
     metrics = {m.label: m.value for m in at.metric}
-    assert metrics["tokens"] == str(len(trace.generated_ids))
-    assert float(metrics["tokens / s"]) > 0
-    assert metrics["measured speedup over the target alone"].endswith("×")
-    comparison = at.session_state["studies"]["comparison"]
+    summary, comparison = trace.summary(), at.session_state["studies"]["comparison"]
+    assert metrics["tokens"] == str(len(trace.generated_ids)) and metrics["iterations"] == str(len(trace.iterations))
+    assert metrics["tokens / s"] == f"{summary.tokens_per_s:.1f}" and summary.tokens_per_s > 0
+    assert metrics["tokens / iteration"] == f"{summary.accepted_length:.2f}"
+    assert metrics["measured speedup over the target alone"] == f"{comparison.speedup(trace):.2f}×"
     assert comparison.baseline.drafter == "none (baseline)"
     assert comparison.variants[0].trace.wall_time == trace.wall_time
     assert comparison.baseline.generated_ids == trace.generated_ids  # greedy: the same text, faster or not
@@ -59,17 +62,19 @@ def test_inspector_steps_without_recomputing(generated):
     at = generated
     at.switch_page("pages/inspector.py").run()
     assert at.subheader[0].value.startswith("Iteration 0:")
-    if len(at.session_state["trace"].iterations) > 1:
-        at.button(key="next").click().run()
-        assert at.subheader[0].value.startswith("Iteration 1:") and at.slider(key="inspect_slider").value == 1
-        at.button(key="prev").click().run()
-        assert at.subheader[0].value.startswith("Iteration 0:") and at.slider(key="inspect_slider").value == 0
-        last = len(at.session_state["trace"].iterations) - 1
-        at.slider(key="inspect_slider").set_value(last).run()
-        assert at.subheader[0].value.startswith(f"Iteration {last}:")
-        at.button(key="prev").click().run()
-        assert at.slider(key="inspect_slider").value == last - 1
+    trace = at.session_state["trace"]
+    assert len(trace.iterations) > 1   # six greedy tokens take more than one iteration on this pair
+    at.button(key="next").click().run()
+    assert at.subheader[0].value.startswith("Iteration 1:") and at.slider(key="inspect_slider").value == 1
+    at.button(key="prev").click().run()
+    assert at.subheader[0].value.startswith("Iteration 0:") and at.slider(key="inspect_slider").value == 0
+    last = len(trace.iterations) - 1
+    at.slider(key="inspect_slider").set_value(last).run()
+    assert at.subheader[0].value.startswith(f"Iteration {last}:")
+    at.button(key="prev").click().run()
+    assert at.slider(key="inspect_slider").value == last - 1
     assert not at.exception and at.get("plotly_chart")
+    assert at.session_state["trace"] is trace   # stepping reads the kept trace; nothing ran again
 
 
 def test_table_and_speedup_pages_read_the_trace(generated):
@@ -79,7 +84,8 @@ def test_table_and_speedup_pages_read_the_trace(generated):
     tables = [h.proto.body for h in at.get("html") if "specviz-table" in h.proto.body]
     assert len(tables) == 2 and "Draft" in tables[0]
     at.number_input(key="rv_beta").set_value(5).run()
-    assert any(m.label.startswith("drafts kept with β=5") for m in at.metric)
+    kept = [m.value for m in at.metric if m.label == "drafts kept with β=5, τ=1.0"]
+    assert kept == [str(sum(v.accepted for v in reverify(at.session_state["trace"], 5, 1.0)))]
     at.switch_page("pages/speedup.py").run()
     assert not at.exception and len(at.get("vega_lite_chart")) == 1
     assert [chart.key for chart in at.get("plotly_chart")] == ["adaptive_chart"]   # the default run adapts
@@ -89,7 +95,8 @@ def test_traces_page_offers_the_download(generated):
     at = generated
     at.switch_page("pages/traces.py").run()
     assert not at.exception
-    assert at.get("download_button")
+    labels = [b.proto.label for b in at.get("download_button")]
+    assert "Download the trace (JSON)" in labels and any(b.startswith("Download the comparison") for b in labels)
 
 
 def test_a_run_in_bfloat16_runs_the_models_in_bfloat16(embedded_sizing):

@@ -27,11 +27,14 @@ def app() -> AppTest:
 
 def test_bad_upload_shows_an_error_and_changes_nothing(app):
     app.switch_page("pages/traces.py").run()
+    data = json.dumps(make_trace().to_dict()).encode()
+    app.file_uploader(key="trace_file").set_value(("lecture.json", data, "application/json")).run()
+    kept, showing = app.session_state["trace"], app.sidebar.caption[-1].value
     app.file_uploader(key="trace_file").set_value(("notes.json", b"{\"hello\": 1}", "application/json")).run()
     assert "neither a specviz trace nor a study" in app.error[0].value
     app.file_uploader(key="trace_file").set_value(("bytes.json", b"\xff\xfe", "application/json")).run()
     assert "bytes.json is neither a specviz trace nor a study" in app.error[0].value
-    assert app.session_state["trace"] is None if "trace" in app.session_state else True
+    assert app.session_state["trace"] is kept and app.sidebar.caption[-1].value == showing
 
 
 def test_loaded_trace_drives_every_page_without_a_model(app):

@@ -135,7 +135,8 @@ def test_the_drafters_chart_shows_acceptance_by_position_and_alpha_against_c():
 
 
 def test_charts_never_import_the_decoder():
-    """specviz/charts draws records: it may import the records and the theory, never what runs models."""
+    """specviz/charts draws records: its modules name the records and the theory, never what runs models (a
+    rule on the source; loading any specviz module still runs specviz/__init__.py)."""
     allowed = {"specviz.charts", "specviz.divergence", "specviz.errors", "specviz.settings", "specviz.study",
                "specviz.theory", "specviz.toy", "specviz.trace", "specviz.tree"}
     for module in (ROOT / "specviz" / "charts").glob("*.py"):
@@ -143,10 +144,17 @@ def test_charts_never_import_the_decoder():
         guarded = {id(n) for node in ast.walk(tree) if isinstance(node, ast.If)
                    and ast.unparse(node.test) == "TYPE_CHECKING" for n in ast.walk(node)}
         for node in ast.walk(tree):
-            if isinstance(node, ast.ImportFrom) and node.module.startswith("specviz") and id(node) not in guarded:
+            if id(node) in guarded:
+                continue
+            if isinstance(node, ast.ImportFrom):
+                assert node.level == 0, (module.name, "a relative import")
                 names = [f"specviz.{a.name}" for a in node.names] if node.module == "specviz" else [node.module]
-                for name in names:
-                    assert name in allowed or name.startswith("specviz.charts."), (module.name, name)
+            elif isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            else:
+                continue
+            for name in (n for n in names if n.split(".")[0] == "specviz"):
+                assert name in allowed or name.startswith("specviz.charts."), (module.name, name)
 
 
 def test_cli_sweep_and_grid_write_studies_show_reads_them(tiny_llama_dirs, tmp_path, capsys):
