@@ -134,6 +134,8 @@ def test_shipped_benchmark_shows_without_a_sweep(app):
     app.checkbox(key="show_shipped_benchmark").check().run()
     assert not app.exception and not app.error
     assert len(app.get("plotly_chart")) == 1
+    names = {trace.get("name") for trace in json.loads(app.get("plotly_chart")[0].proto.spec)["data"]}
+    assert "benchmark: ngram" in names   # the shipped benchmark's points, drawn without a sweep of this session
 
 
 def test_precision_is_a_choice_that_stays(app):
