@@ -4,9 +4,10 @@ grow      answer N more new prompts into a new shard (stop it at any moment: fin
 heldout   write the held-out prompts once (evaluation only)
 stats     what the corpus holds: records and tokens by kind, the temperature mix, size, target time and
           the target that answered
-          (both refuse a folder whose shards different targets answered)
 coverage  how large a draft vocabulary must be: for each size, the share of the validation slice's
           greedy answer tokens outside the vocabulary of the training answers' most used tokens
+
+stats and coverage load no model; they refuse a folder whose shards different targets answered.
 """
 
 from __future__ import annotations
