@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from specviz import DecodeSettings, generate, load_model
+from specviz import DecodeSettings, Trace, generate, load_model
 from specviz.drafters import DraftModelDrafter, NgramDrafter
 
 PROMPTS = [
@@ -46,14 +46,16 @@ def test_ngram_drafter_reproduces_target_greedy(embedded, references, gamma, ver
 def test_draft_lm_reproduces_target_greedy(embedded, references, layer_drafter_dir):
     """A truncated copy of the target is rejected almost always; the target drafting for itself, never."""
     settings = DecodeSettings(gamma=3, verify="greedy", max_new_tokens=NEW_TOKENS)
-    for drafter, prompts, verdicts in ((load_model(str(layer_drafter_dir)), PROMPTS[1:], "rejected"),
-                                       (embedded, PROMPTS[:1], "accepted")):
-        for prompt in prompts:
-            trace = generate(embedded, DraftModelDrafter(drafter), prompt, settings)
-            assert trace.generated_ids == references[prompt]
-            assert trace.summary().c > 0
-            assert verdicts in {d.verdict for it in trace.iterations for d in it.drafts}
-    assert "rejected" not in {d.verdict for it in trace.iterations for d in it.drafts}
+
+    def verdicts(drafter, prompt: str) -> tuple[set[str], Trace]:
+        trace = generate(embedded, DraftModelDrafter(drafter), prompt, settings)
+        assert trace.generated_ids == references[prompt] and trace.summary().c > 0
+        return {d.verdict for it in trace.iterations for d in it.drafts}, trace
+
+    truncated = load_model(str(layer_drafter_dir))
+    assert all("rejected" in verdicts(truncated, prompt)[0] for prompt in PROMPTS[1:])
+    itself, trace = verdicts(embedded, PROMPTS[0])
+    assert "accepted" in itself and "rejected" not in itself
     assert all(it.final.kind == "bonus" for it in trace.iterations[:-1])
 
 

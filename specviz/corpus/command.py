@@ -105,13 +105,13 @@ def stats(records: list, shards: list[Path]) -> str:
                      f"| {prompt} | {answer} | {long} |")
     metas = [json.loads(str(np.load(p)["meta"])) for p in shards]
     seconds = sum(m.get("seconds", 0) for m in metas)
-    answerers = sorted({m.get("target", "an unnamed target") for m in metas}) or ["nobody yet"]
+    answerer = metas[0].get("target", "an unnamed target") if metas else "nobody yet"   # one: load_records checked
     temperatures = Counter(f"T={r.temperature:g}" for r in records)
     lines += ["", f"{len(records)} records in {len(shards)} shards, "
               f"{sum(r.n_prompt for r in records)} prompt and {sum(r.n_answer for r in records)} answer tokens, "
               f"{sum(p.stat().st_size for p in shards) / 1e6:.1f} MB on disk, {seconds / 3600:.2f} h of target time; "
               + ", ".join(f"{k} {v}" for k, v in sorted(temperatures.items()))
-              + f"; answered by {', '.join(answerers)}"]
+              + f"; answered by {answerer}"]
     return "\n".join(lines)
 
 
