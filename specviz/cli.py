@@ -6,6 +6,7 @@ Each subcommand lives in `COMMANDS` as (name, help, add_arguments, run).
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 from dataclasses import replace
 from pathlib import Path
@@ -481,14 +482,25 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM (`kill`, `timeout`, a host stopping a job) turned into the clean stop Ctrl-C gets."""
+
+
+def _terminate(signum, frame) -> None:
+    raise Terminated
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    previous = signal.signal(signal.SIGTERM, _terminate)
     try:
         args.run(args)
     except SpecvizError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:   # Ctrl-C or SIGINT: what a command finished is kept, and it has said where
+    except KeyboardInterrupt as stop:   # Ctrl-C, SIGINT or SIGTERM: what a command finished is kept, and it said where
         print("stopped", file=sys.stderr)
-        return 130
+        return 128 + (signal.SIGTERM if isinstance(stop, Terminated) else signal.SIGINT)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
     return 0

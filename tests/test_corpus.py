@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import signal
+import subprocess
+import sys
 from collections import Counter
 
 import numpy as np
@@ -196,5 +199,27 @@ def test_a_command_stopped_by_ctrl_c_says_so_and_exits_130(monkeypatch, capsys, 
         raise KeyboardInterrupt
 
     monkeypatch.setattr(command, "stats", interrupted)
+    before = signal.getsignal(signal.SIGTERM)
     assert main(["corpus", "stats", "--dir", str(tmp_path)]) == 130
     assert capsys.readouterr().err.strip() == "stopped"
+    assert signal.getsignal(signal.SIGTERM) is before   # the command's SIGTERM handler goes with it
+
+
+TERMINATED = """
+import os, signal, sys, time
+from specviz.cli import main
+from specviz.corpus import command
+
+def terminated(*args):
+    os.kill(os.getpid(), signal.SIGTERM)
+    time.sleep(60)
+
+command.stats = terminated
+sys.exit(main(["corpus", "stats", "--dir", sys.argv[1]]))
+"""
+
+
+def test_a_command_stopped_by_sigterm_stops_as_cleanly_as_ctrl_c(tmp_path):
+    """`kill` or `timeout` reach a background run, where the shell has Ctrl-C ignored: the same clean stop."""
+    run = subprocess.run([sys.executable, "-c", TERMINATED, str(tmp_path)], capture_output=True, text=True)
+    assert run.returncode == 128 + signal.SIGTERM and run.stderr.rstrip().endswith("stopped")
