@@ -50,6 +50,22 @@ def test_a_shard_reads_back_as_written(tmp_path):
     assert [p.name for p in tmp_path.joinpath("shards").iterdir()] == ["one.npz"]  # no temporary file left
 
 
+def test_a_write_cut_short_leaves_the_shard_as_it_was(tmp_path, monkeypatch):
+    """A stop (Ctrl-C, SIGTERM) inside the write keeps the previous shard, and the half file is never a shard."""
+    path = tmp_path / "shards" / "one.npz"
+    save_shard(path, [Record(np.array([5, 6, 7], dtype=np.uint16), 2, "math", "topic:x", 0.0, -1, "ab")], {})
+    real = np.savez_compressed
+
+    def stopped_midway(file, **arrays):
+        real(file, **arrays)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(np, "savez_compressed", stopped_midway)
+    with pytest.raises(KeyboardInterrupt):
+        save_shard(path, [Record(np.array([1, 2], dtype=np.uint16), 1, "chat", "topic:y", 0.0, -1, "cd")] * 2, {})
+    assert shard_paths(tmp_path) == [path] and [r.digest for r in load_records(tmp_path)] == ["ab"]
+
+
 def test_batched_answers_are_the_targets_own(small):
     """Greedy rows equal the decoder's target-alone greedy output; a sampled row depends on its seed only."""
     prompts = [[3, 4, 5], [6, 7, 8, 9, 10, 11], [2]]
@@ -82,7 +98,8 @@ def test_sampled_answers_follow_the_targets_distribution(small):
     assert chisquare(observed, expected).pvalue > 1e-4
 
 
-def test_growing_adds_new_prompts_and_keeps_finished_batches(chatty, tmp_path, monkeypatch):
+@pytest.mark.parametrize("stop_in", ["answer", "save_shard"])   # answering the third batch, or writing it
+def test_growing_adds_new_prompts_and_keeps_finished_batches(chatty, tmp_path, monkeypatch, stop_in):
     monkeypatch.setattr(growing, "build_prompts", fake_builder)
     settings = growing.GrowSettings(answers=40, max_new_tokens=6, batch_size=8)
     first = growing.grow(chatty, settings, {"dtype": "float32"}, tmp_path, log=lambda _: None)
@@ -94,15 +111,15 @@ def test_growing_adds_new_prompts_and_keeps_finished_batches(chatty, tmp_path, m
     multi = [r for r in records if r.kind == "multiturn"]
     assert multi and all(r.prompt.tolist().count(chatty.tokenizer.convert_tokens_to_ids("w3")) >= 1 for r in multi)
 
-    calls = []
+    calls, real = [], getattr(growing, stop_in)
 
     def dies_after_two_batches(*args, **kwargs):
         if len(calls) == 2:
             raise KeyboardInterrupt
         calls.append(1)
-        return answer(*args, **kwargs)
+        return real(*args, **kwargs)
 
-    monkeypatch.setattr(growing, "answer", dies_after_two_batches)
+    monkeypatch.setattr(growing, stop_in, dies_after_two_batches)
     said = []
     with pytest.raises(KeyboardInterrupt):
         growing.grow(chatty, settings, {"dtype": "float32"}, tmp_path, log=said.append)

@@ -87,7 +87,7 @@ def grow(target: LoadedModel, settings: GrowSettings, meta: dict, folder: Path =
     rng.shuffle(prompts)  # kinds interleaved, so a run stopped early still has a mixture
     path = folder / SHARDS / f"{time.strftime('%Y%m%d-%H%M%S')}-{rng.randrange(16**6):06x}.npz"
     records: list[Record] = []
-    began, tokens, answerer = time.perf_counter(), 0, fingerprint(target)
+    saved, began, tokens, answerer = 0, time.perf_counter(), 0, fingerprint(target)
     with tqdm(total=len(prompts), desc="corpus answers", unit="prompt") as bar:
         try:
             for batch in batches(target, prompts, settings, rng):
@@ -97,10 +97,11 @@ def grow(target: LoadedModel, settings: GrowSettings, meta: dict, folder: Path =
                 seconds = time.perf_counter() - began
                 save_shard(path, records, {**meta, "target": target.name, "target_fingerprint": answerer,
                                            **vars(settings), "seconds": round(seconds, 1), "answer_tokens": tokens})
+                saved = len(records)   # a stop inside save_shard leaves the shard before, never half of it
                 bar.update(len(batch[0]))
                 bar.set_postfix(tokens_per_s=f"{tokens / seconds:.0f}")
         except KeyboardInterrupt:
-            log(f"stopped: {len(records)} finished answers kept in {path}" if records else
+            log(f"stopped: {saved} finished answers kept in {path}" if saved else
                 "stopped before the first batch finished: nothing written")
             raise
     log(f"wrote {len(records)} answers ({tokens} tokens) to {path} in {time.perf_counter() - began:.0f} s")

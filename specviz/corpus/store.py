@@ -87,8 +87,9 @@ def save_shard(path: Path, records: list[Record], meta: dict) -> None:
         "digest": np.array([r.digest for r in records], dtype=str),
         "meta": np.array(json.dumps({"format": FORMAT, "version": 1, **meta})),
     }
-    temporary = path.with_name(path.name + ".tmp.npz")
-    np.savez_compressed(temporary, **arrays)
+    temporary = path.with_name(path.name + ".partial")   # not *.npz: a write cut short is never read as a shard
+    with open(temporary, "wb") as file:
+        np.savez_compressed(file, **arrays)
     os.replace(temporary, path)
 
 
