@@ -84,3 +84,35 @@ def test_outside_share_counts_tokens_not_in_the_vocabulary():
 def test_bad_tree_is_one_line(capsys):
     assert main(["drafter-report", "--tree", "4x2"]) == 2
     assert capsys.readouterr().err.strip() == "error: --tree: '4x2' is not DEPTHxTOPKxNODES (e.g. 4x2x8)"
+
+
+def test_a_report_is_saved_after_each_head_so_a_stop_keeps_those_done(chatty, tmp_path, monkeypatch):
+    import specviz.drafters
+
+    heads = [head_file(chatty, tmp_path / f"{name}.safetensors", torch.arange(chatty.vocab_size)) for name in "ab"]
+    real, calls, saved = specviz.drafters.load_trained, [], []
+
+    def stops_at_the_second_head(*args):
+        calls.append(args)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return real(*args)
+
+    monkeypatch.setattr(specviz.drafters, "load_trained", stops_at_the_second_head)
+    settings = ReportSettings(per_kind=1, max_new_tokens=4, gamma=2, tree=(2, 2, 3), temperatures=(0.0,))
+    with pytest.raises(KeyboardInterrupt):
+        drafter_report(chatty, heads, HELDOUT, settings, kept=[{"name": "earlier"}],
+                       save=lambda report: saved.append(json.loads(json.dumps(report))))
+    assert [[h["name"] for h in report["heads"]] for report in saved] == [["earlier", "EAGLE head (a)"]]
+
+
+def test_missing_heads_are_named_before_any_model_loads(capsys, monkeypatch, tmp_path):
+    import specviz.models
+
+    def refused(*args, **kwargs):
+        raise AssertionError("a model was loaded before the heads were checked")
+
+    monkeypatch.setattr(specviz.models, "load_model", refused)
+    a, b = tmp_path / "a.safetensors", tmp_path / "b.safetensors"
+    assert main(["drafter-report", "--heads", str(a), str(b)]) == 2
+    assert capsys.readouterr().err.strip() == f"error: no head at {a}, {b}"

@@ -19,6 +19,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from specviz.arguments import at_least_one
 from specviz.errors import SpecvizError
 
 FORMAT = "specviz-drafter-report"
@@ -38,14 +39,14 @@ class ReportSettings:
 def add_drafter_report_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--heads", nargs="+", default=[SHIPPED_HEAD],
                         help=f"EAGLE head weight files, each with its JSON card beside it (default: {SHIPPED_HEAD})")
-    parser.add_argument("--per-kind", type=int, default=ReportSettings.per_kind,
+    parser.add_argument("--per-kind", type=at_least_one, default=ReportSettings.per_kind,
                         help=f"held-out prompts of each kind (default {ReportSettings.per_kind})")
-    parser.add_argument("--max-new-tokens", type=int, default=ReportSettings.max_new_tokens)
-    parser.add_argument("--gamma", type=int, default=ReportSettings.gamma, help="the chain's draft length")
+    parser.add_argument("--max-new-tokens", type=at_least_one, default=ReportSettings.max_new_tokens)
+    parser.add_argument("--gamma", type=at_least_one, default=ReportSettings.gamma, help="the chain's draft length")
     parser.add_argument("--tree", default="x".join(map(str, ReportSettings.tree)),
                         help="the token tree as DEPTHxTOPKxNODES (default %(default)s)")
     parser.add_argument("--temperatures", nargs="+", type=float, default=list(ReportSettings.temperatures))
-    parser.add_argument("--threads", type=int, default=1, help="CPU threads for torch (default 1)")
+    parser.add_argument("--threads", type=at_least_one, default=1, help="CPU threads for torch (default 1)")
     parser.add_argument("--reuse", default=None, metavar="REPORT",
                         help="an earlier report's JSON of the same target and settings: its heads are kept as "
                              "measured there, before the --heads measured now")
@@ -64,22 +65,24 @@ def run_drafter_report(args: argparse.Namespace) -> None:
         tree = parse_shape(args.tree)
     except SpecvizError as error:
         raise SpecvizError(f"--tree: {error}") from None
-    if args.per_kind < 1:
-        raise SpecvizError(f"--per-kind must be at least 1, got {args.per_kind}")
+    if missing := [h for h in args.heads if not Path(h).is_file()]:
+        raise SpecvizError(f"no head at {', '.join(missing)}")
     torch.set_num_threads(args.threads)
     settings = ReportSettings(args.per_kind, args.max_new_tokens, args.gamma, tree, tuple(args.temperatures))
     heldout = load_heldout()
     target = load_model(None)
     kept = earlier_heads(Path(args.reuse), target.name, settings_record(settings, by_kind(heldout, args.per_kind))) \
         if args.reuse else []
-    report = drafter_report(target, [Path(h) for h in args.heads], heldout, settings, progress=print)
-    report["heads"] = kept + report["heads"]
-    report["command"] = shlex.join(["python", "-m", "specviz", *sys.argv[1:]])
-    out = Path(args.out)
+    out, command = Path(args.out), shlex.join(["python", "-m", "specviz", *sys.argv[1:]])
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.with_suffix(".json").write_text(json.dumps(report, indent=1) + "\n")
-    out.with_suffix(".md").write_text(markdown(report))
-    print(f"saved {out.with_suffix('.json')} and {out.with_suffix('.md')}")
+
+    def save(report: dict) -> None:   # after every head: a stopped run keeps those done (--reuse OUT.json goes on)
+        report = {**report, "command": command}
+        out.with_suffix(".json").write_text(json.dumps(report, indent=1) + "\n")
+        out.with_suffix(".md").write_text(markdown(report))
+        print(f"saved {out.with_suffix('.json')} and {out.with_suffix('.md')} ({len(report['heads'])} heads)")
+
+    drafter_report(target, [Path(h) for h in args.heads], heldout, settings, progress=print, kept=kept, save=save)
 
 
 def by_kind(heldout: list[dict], per_kind: int) -> dict[str, list[list[dict]]]:
@@ -123,8 +126,9 @@ def outside_share(vocab: list[int], tokens: list[int]) -> float | None:
 
 
 def drafter_report(target, heads: list[Path], heldout: list[dict], settings: ReportSettings,
-                   progress=lambda line: None) -> dict:
-    """Every head measured on the same held-out prompts (see the module's docstring)."""
+                   progress=lambda line: None, kept: list[dict] = (), save=lambda report: None) -> dict:
+    """Every head measured on the same held-out prompts (see the module's docstring), after the `kept`
+    heads of an earlier report; the report so far is handed to `save` after each head."""
     from specviz.drafters import load_trained
     from specviz.settings import DecodeSettings
     from specviz.training.evaluate import held_out_traces, pooled
@@ -133,7 +137,7 @@ def drafter_report(target, heads: list[Path], heldout: list[dict], settings: Rep
     depth, top_k, nodes = settings.tree
     shapes = {"chain": dict(gamma=settings.gamma), "tree": dict(gamma=depth, branches=top_k, nodes=nodes)}
     report = {"format": FORMAT, "version": 1, "target": target.name, "settings": settings_record(settings, prompts),
-              "heads": []}
+              "heads": list(kept)}
     for path in heads:
         if not path.exists():
             raise SpecvizError(f"no head at {path}")
@@ -160,6 +164,7 @@ def drafter_report(target, heads: list[Path], heldout: list[dict], settings: Rep
             "draft_vocab": len(vocab), "greedy_tokens": len(greedy_tokens),
             "outside_draft_vocab": outside_share(vocab, greedy_tokens), "rows": rows,
             "card": {k: card.get(k) for k in ("data", "training", "wall_time_s", "threads", "command", "curve")}})
+        save(report)
     return report
 
 
