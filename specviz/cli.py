@@ -11,6 +11,7 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
+from specviz.arguments import at_least_one
 from specviz.bench.command import add_bench_arguments, run_bench
 from specviz.bench.gpu_check import add_gpu_check_arguments, run_gpu_check
 from specviz.bench.half_precision import add_half_precision_arguments, run_half_precision
@@ -46,7 +47,7 @@ def add_generate_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def add_threads_argument(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--threads", type=int, default=None,
+    parser.add_argument("--threads", type=at_least_one, default=None,
                         help="torch CPU threads (default: torch's own choice; the app's decoder uses every core "
                              "but one)")
 
@@ -59,13 +60,6 @@ def add_sweep_arguments(parser: argparse.ArgumentParser) -> None:
                         help="a sweep saved before on the same settings: say which of this sweep's points fall "
                              "within the error bars drawn there")
     add_study_arguments(parser)
-
-
-def at_least_one(text: str) -> int:
-    """An argument that counts rounds: a whole number ≥ 1."""
-    if not text.strip().isdigit() or int(text) < 1:
-        raise argparse.ArgumentTypeError(f"must be a whole number >= 1, got {text}")
-    return int(text)
 
 
 def add_repeats_argument(parser: argparse.ArgumentParser, runs: str) -> None:

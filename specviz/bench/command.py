@@ -15,6 +15,7 @@ import torch
 import transformers
 
 from specviz import verify_cost
+from specviz.arguments import at_least_one, at_least_zero
 from specviz.bench.markdown import to_markdown
 from specviz.bench.measure import measure
 from specviz.bench.memory import memory_source
@@ -74,9 +75,10 @@ def add_bench_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--model-per-category", type=int, default=None,
                         help="run the 'model' drafter and its transformers twin on only this many prompts per "
                              "category (they are slow while α is low; default: all)")
-    parser.add_argument("--repeats", type=int, default=3, help="timed passes over the prompts (default 3)")
-    parser.add_argument("--warmup", type=int, default=1, help="untimed runs per method first (default 1)")
-    parser.add_argument("--threads", type=int, default=2, help="torch CPU threads, fixed for the run (default 2)")
+    parser.add_argument("--repeats", type=at_least_one, default=3, help="timed passes over the prompts (default 3)")
+    parser.add_argument("--warmup", type=at_least_zero, default=1, help="untimed runs per method first (default 1)")
+    parser.add_argument("--threads", type=at_least_one, default=2,
+                        help="torch CPU threads, fixed for the run (default 2)")
     parser.add_argument("--device", default=None, help="cuda, cpu ... (default: cuda when available)")
     parser.add_argument("--dtype", default=None, choices=["float32", "float16", "bfloat16"], help="model dtype")
     parser.add_argument("--no-hf", action="store_true", help="skip transformers' generate")

@@ -31,6 +31,7 @@ from statistics import median
 import torch
 from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
 
+from specviz.arguments import at_least_one
 from specviz.bench.command import command_line, machine
 from specviz.bench.markdown import num
 from specviz.bench.memory import memory_source, peak_mb, reset_peak
@@ -107,7 +108,7 @@ def add_gpu_check_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--pair-gamma", type=int, default=4, help="γ of the pair's engine and assisted runs")
     parser.add_argument("--pair-repeats", type=int, default=3,
                         help="alternating rounds of the engine and transformers on the pair (default 3)")
-    parser.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: torch's)")
+    parser.add_argument("--threads", type=at_least_one, default=None, help="torch CPU threads (default: torch's)")
     parser.add_argument("--out", default="benchmarks/gpu-check.json", help="report JSON (default: %(default)s)")
     parser.add_argument("--markdown", default="benchmarks/gpu-check.md", help="report Markdown (default: %(default)s)")
 

@@ -24,6 +24,7 @@ from statistics import median
 
 import torch
 
+from specviz.arguments import at_least_one
 from specviz.bench.command import command_line, machine
 from specviz.bench.gpu_check import EqualityRow, embedded_rows
 from specviz.bench.markdown import num
@@ -44,7 +45,7 @@ def add_half_precision_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--max-new-tokens", type=int, default=48, help="tokens per prompt (default 48)")
     parser.add_argument("--prompts", default=str(DEFAULT_PROMPTS), help="prompt set JSON (default: the bench's)")
     parser.add_argument("--per-category", type=int, default=0, help="prompts per category (default 0: all)")
-    parser.add_argument("--threads", type=int, default=1, help="torch CPU threads (default 1)")
+    parser.add_argument("--threads", type=at_least_one, default=1, help="torch CPU threads (default 1)")
     parser.add_argument("--out", default="benchmarks/half-precision.json", help="report JSON (default %(default)s)")
     parser.add_argument("--markdown", default="benchmarks/half-precision.md",
                         help="report Markdown (default %(default)s)")

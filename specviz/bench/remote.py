@@ -29,6 +29,7 @@ from pathlib import Path
 
 import torch
 
+from specviz.arguments import at_least_one
 from specviz.bench.command import command_line
 from specviz.bench.llama_server import MODEL, llama_server
 from specviz.bench.markdown import num
@@ -107,7 +108,8 @@ def add_remote_bench_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-chat", action="store_true",
                         help="feed prompts as raw text, no chat template (shorter contexts, but the embedded model "
                              "then often writes \"\\n\" \"\\n\", which a text-only engine cannot take back)")
-    parser.add_argument("--threads", type=int, default=1, help="torch threads here and the server's (default 1)")
+    parser.add_argument("--threads", type=at_least_one, default=1,
+                        help="torch threads here and the server's (default 1)")
     parser.add_argument("--out", default="benchmarks/remote-target.json", help="results JSON (default: %(default)s)")
     parser.add_argument("--markdown", default="benchmarks/remote-target.md",
                         help="results Markdown (default: %(default)s)")

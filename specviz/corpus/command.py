@@ -18,6 +18,8 @@ import sys
 from collections import Counter
 from pathlib import Path
 
+from specviz.arguments import at_least_one
+
 
 def add_corpus_arguments(parser: argparse.ArgumentParser) -> None:
     from specviz.corpus.grow import GrowSettings
@@ -39,7 +41,7 @@ def add_corpus_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--dtype", default=None, choices=("float32", "bfloat16"),
                         help="the target's dtype while answering (default: bfloat16 on a CPU with native bf16, "
                              "else float32)")
-    parser.add_argument("--threads", type=int, default=None, help="CPU threads for torch")
+    parser.add_argument("--threads", type=at_least_one, default=None, help="CPU threads for torch")
     parser.add_argument("--dir", default=str(CORPUS_DIR), help=f"the corpus folder (default {CORPUS_DIR})")
 
 

@@ -12,6 +12,8 @@ import shlex
 import sys
 from pathlib import Path
 
+from specviz.arguments import at_least_one
+
 
 def add_acceptance_arguments(parser: argparse.ArgumentParser) -> None:
     from specviz.bench.prompts import DEFAULT_PROMPTS
@@ -24,12 +26,13 @@ def add_acceptance_arguments(parser: argparse.ArgumentParser) -> None:
                              "benchmark's, prompts no drafter was trained or tuned on)")
     parser.add_argument("--categories", default=None,
                         help="comma-separated prompt categories (default: every one in the set)")
-    parser.add_argument("--per-category", type=int, default=None, help="at most this many prompts per category")
+    parser.add_argument("--per-category", type=at_least_one, default=None,
+                        help="at most this many prompts per category")
     parser.add_argument("--temperatures", nargs="+", type=float, default=[0.0, 1.0],
                         help="0 = greedy; else lossless sampling (default: 0 1)")
-    parser.add_argument("--gamma", type=int, default=4, help="draft length (default 4)")
-    parser.add_argument("--max-new-tokens", type=int, default=48, help="new tokens per prompt (default 48)")
-    parser.add_argument("--threads", type=int, default=None, help="CPU threads for torch")
+    parser.add_argument("--gamma", type=at_least_one, default=4, help="draft length (default 4)")
+    parser.add_argument("--max-new-tokens", type=at_least_one, default=48, help="new tokens per prompt (default 48)")
+    parser.add_argument("--threads", type=at_least_one, default=None, help="CPU threads for torch")
     parser.add_argument("--out", default=None, help="also save the rows as JSON here")
 
 

@@ -15,7 +15,11 @@ import time
 from dataclasses import asdict
 from pathlib import Path
 
-from specviz.training.config import KINDS, TrainConfig, run_key
+from specviz.arguments import at_least_one, at_least_zero
+from specviz.training.config import KINDS, RESUMABLE, TrainConfig, run_key
+
+ZERO_MEANS_NONE = ("warmup", "draft_vocab", "sampled_answers", "train_prompts")   # 0: none, or the whole vocabulary
+RESUMED_OPTIONS = [f"--{k.replace('_', '-')}" for k in RESUMABLE if k not in ("curve", "resumed_from")]
 
 
 def add_train_arguments(parser: argparse.ArgumentParser) -> None:
@@ -30,7 +34,8 @@ def add_train_arguments(parser: argparse.ArgumentParser) -> None:
     for name in ("steps", "batch_size", "warmup", "unroll", "block", "cuts", "draft_vocab", "max_new_tokens",
                  "sampled_answers", "train_prompts", "top_k", "eval_every", "eval_prompts", "eval_tokens", "seed",
                  "window"):
-        parser.add_argument(f"--{name.replace('_', '-')}", type=int, default=getattr(d, name))
+        count = int if name == "seed" else at_least_zero if name in ZERO_MEANS_NONE else at_least_one
+        parser.add_argument(f"--{name.replace('_', '-')}", type=count, default=getattr(d, name))
     for name in ("lr", "ce_weight", "reg_weight", "noise"):
         parser.add_argument(f"--{name.replace('_', '-')}", type=float, default=getattr(d, name))
     parser.add_argument("--init", default=d.init,
@@ -55,7 +60,7 @@ def add_train_arguments(parser: argparse.ArgumentParser) -> None:
                         help="eagle: training-time test, each of --unroll steps reading the head's own predictions "
                              "under the attention a draft chain has (EAGLE-3)")
     parser.add_argument("--resume", action="store_true", help="continue from the checkpoint of an interrupted run")
-    parser.add_argument("--threads", type=int, default=None,
+    parser.add_argument("--threads", type=at_least_one, default=None,
                         help="CPU threads for torch (1 is fastest on a busy 2-core machine)")
 
 
@@ -64,13 +69,11 @@ def run_train(args: argparse.Namespace) -> None:
 
     from specviz.drafters import load_trained
     from specviz.drafters.weights import DRAFTERS_DIR, fingerprint, save_weights
-    from specviz.errors import SpecvizError
     from specviz.models import cache_dir, load_model
     from specviz.training.prefill import other_stores, store_folder
     from specviz.training.train import model_config, train
 
-    if args.store_features and not args.corpus:
-        raise SpecvizError("--store-features keeps the corpus's prefilled features: it needs --corpus")
+    check_arguments(args)
     if args.threads:
         torch.set_num_threads(args.threads)
     began = time.time()
@@ -79,7 +82,10 @@ def run_train(args: argparse.Namespace) -> None:
     cfg.out = args.out or str(DRAFTERS_DIR / f"{args.kind}-smollm2-135m.safetensors")
     target = load_model(args.target, device=args.device, dtype="float32")
     target.model.requires_grad_(False)
+    check_layers(cfg.layers, target.model.config.num_hidden_layers)
     mark = fingerprint(target)
+    checkpoint = cache_dir() / "training" / f"checkpoint-{cfg.kind}-{mark}-{run_key(cfg)}.pt"
+    check_checkpoint(checkpoint, args.resume)
     if cfg.corpus:
         store = store_folder(cache_dir() / "training", mark, cfg.layers, cfg.top_k, cfg.window, cfg.bf16) \
             if args.store_features else None
@@ -89,23 +95,22 @@ def run_train(args: argparse.Namespace) -> None:
     else:
         (train_samples, heldout, data), vocab = shipped_data(cfg, target, mark), None
     data_time = time.time() - began
-    checkpoint = cache_dir() / "training" / f"checkpoint-{cfg.kind}-{mark}-{run_key(cfg)}.pt"
-    if not args.resume:
-        checkpoint.unlink(missing_ok=True)
+    out = Path(cfg.out)
+    staged = out.with_name(out.stem + ".partial.safetensors")   # the shipped file is replaced only when all is done
     try:
         model = train(cfg, target, train_samples, heldout, checkpoint, vocab=vocab)
+        train_time = time.time() - began - data_time
+        save_weights(staged, model.state_dict(), cfg.kind, model_config(cfg, model), target)
+        results = heldout_acceptance(target, load_trained(cfg.kind, target, staged), cfg.eval_prompts,
+                                     cfg.eval_tokens)
     except KeyboardInterrupt:
+        staged.unlink(missing_ok=True)
         if checkpoint.exists():
             print(f"stopped: the same command with --resume continues from {checkpoint}", file=sys.stderr)
         raise
-    train_time = time.time() - began - data_time
-    out = Path(cfg.out)
-    save_weights(out, model.state_dict(), cfg.kind, model_config(cfg, model), target)
-    drafter = load_trained(cfg.kind, target, out)
-    results = heldout_acceptance(target, drafter, cfg.eval_prompts, cfg.eval_tokens)
     card = {
         "kind": cfg.kind, "weights": out.name, "target": target.name, "target_fingerprint": mark,
-        "trainable_parameters": sum(p.numel() for p in model.parameters()), "bytes": out.stat().st_size,
+        "trainable_parameters": sum(p.numel() for p in model.parameters()), "bytes": staged.stat().st_size,
         "data": data,
         "training": {k: v for k, v in asdict(cfg).items() if k not in ("curve", "out")},
         "heldout_acceptance": results,
@@ -114,8 +119,53 @@ def run_train(args: argparse.Namespace) -> None:
         **provenance(target),
         "curve": cfg.curve,
     }
+    staged.replace(out)
     out.with_suffix(".json").write_text(json.dumps(card, indent=1) + "\n")
     print(f"saved {out} ({out.stat().st_size / 1e6:.1f} MB) and its card; {time.time() - began:.0f} s in all")
+
+
+def check_arguments(args: argparse.Namespace) -> None:
+    """Refuse settings that cannot train before any model loads or data is prepared (minutes)."""
+    from specviz.errors import SpecvizError
+
+    if args.store_features and not args.corpus:
+        raise SpecvizError("--store-features keeps the corpus's prefilled features: it needs --corpus")
+    if args.kind != "eagle" and (args.feature_layers or args.ttt):
+        raise SpecvizError(f"--feature-layers and --ttt shape an EAGLE head: they need --kind eagle, not {args.kind}")
+    layers = args.feature_layers.split(",") if args.feature_layers else []
+    if not all(x.strip().lstrip("-").isdigit() for x in layers):
+        raise SpecvizError(f"--feature-layers takes layer numbers separated by commas, e.g. 4,15,-1; got "
+                           f"{args.feature_layers!r}")
+    if len(layers) > 1 and not (args.ttt and args.corpus):
+        raise SpecvizError("a head of several feature layers learns from the corpus with training-time test: "
+                           "add --corpus --ttt")
+    if args.target and not args.out:
+        raise SpecvizError("--target trains a drafter for another model: name its weights file with --out "
+                           "(the default is the embedded target's shipped drafter)")
+
+
+def check_layers(layers: tuple[int, ...], n_layers: int) -> None:
+    """Feature layers index the target's hidden states: the embeddings (0), each layer's output, the final -1."""
+    from specviz.errors import SpecvizError
+
+    if wrong := [i for i in layers if not -(n_layers + 1) <= i <= n_layers]:
+        raise SpecvizError(f"--feature-layers {','.join(map(str, wrong))}: the target has hidden states 0 to "
+                           f"{n_layers} (or -1 to -{n_layers + 1} from the end)")
+
+
+def check_checkpoint(checkpoint: Path, resume: bool) -> None:
+    """--resume needs this run's checkpoint; a run without it says which checkpoint it discards."""
+    from specviz.errors import SpecvizError
+
+    if resume and not checkpoint.exists():
+        others = sorted(p.name for p in checkpoint.parent.glob(checkpoint.name.rsplit("-", 1)[0] + "-*.pt"))
+        raise SpecvizError(f"--resume: no checkpoint of a run with these settings ({checkpoint})"
+                           + (f"; runs with other settings left {', '.join(others)} (a resumed run may change "
+                              f"only {', '.join(RESUMED_OPTIONS)})" if others else ""))
+    if not resume and checkpoint.exists():
+        print(f"starting over: the checkpoint an earlier run of these settings left is discarded (--resume "
+              f"continues it): {checkpoint}", file=sys.stderr)
+        checkpoint.unlink()
 
 
 def shipped_data(cfg: TrainConfig, target, mark: str):

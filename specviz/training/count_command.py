@@ -14,6 +14,7 @@ import json
 import time
 from pathlib import Path
 
+from specviz.arguments import at_least_one
 from specviz.drafters.counts import ORDERS, SMOOTHING
 from specviz.training.config import TrainConfig
 
@@ -35,14 +36,14 @@ def add_count_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--device", default=None, help="cuda, cpu ... (default: cuda when available)")
     parser.add_argument("--out", default=None, help="table file (default: the shipped assets/drafters/"
                         "<kind>-smollm2-135m.safetensors; a JSON card is written beside it)")
-    parser.add_argument("--max-new-tokens", type=int, default=d.max_new_tokens,
+    parser.add_argument("--max-new-tokens", type=at_least_one, default=d.max_new_tokens,
                         help=f"target answer length (default {d.max_new_tokens}, as train-drafter's, whose cached "
                              "answers are shared)")
-    parser.add_argument("--eval-prompts", type=int, default=d.eval_prompts,
+    parser.add_argument("--eval-prompts", type=at_least_one, default=d.eval_prompts,
                         help=f"held-out prompts for the card's α̂ (default {d.eval_prompts})")
-    parser.add_argument("--eval-tokens", type=int, default=d.eval_tokens,
+    parser.add_argument("--eval-tokens", type=at_least_one, default=d.eval_tokens,
                         help=f"new tokens per held-out prompt (default {d.eval_tokens})")
-    parser.add_argument("--threads", type=int, default=None,
+    parser.add_argument("--threads", type=at_least_one, default=None,
                         help="CPU threads for torch (1 is fastest on a busy 2-core machine)")
 
 

@@ -1,0 +1,85 @@
+"""`python -m specviz train-drafter`: settings refused before any model loads, checkpoints that are never
+resumed or discarded silently, and weights that land at --out only once the run is done."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import specviz.models
+from specviz.cli import main
+from specviz.training import command
+
+
+@pytest.fixture
+def no_model(monkeypatch):
+    def refused(*args, **kwargs):
+        raise AssertionError("a model was loaded before the settings were checked")
+
+    monkeypatch.setattr(specviz.models, "load_model", refused)
+
+
+@pytest.mark.parametrize("argv, said", [
+    (["--steps", "0"], "argument --steps: must be a whole number >= 1, got 0"),
+    (["--batch-size", "-2"], "argument --batch-size: must be a whole number >= 1, got -2"),
+    (["--eval-every", "0"], "argument --eval-every: must be a whole number >= 1, got 0"),
+    (["--unroll", "0"], "argument --unroll: must be a whole number >= 1, got 0"),
+    (["--warmup", "-1"], "argument --warmup: must be a whole number >= 0, got -1"),
+    (["--threads", "0"], "argument --threads: must be a whole number >= 1, got 0"),
+])
+def test_counts_that_cannot_train_are_refused_by_the_parser(no_model, capsys, argv, said):
+    with pytest.raises(SystemExit) as stop:
+        main(["train-drafter", *argv])
+    assert stop.value.code == 2 and said in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("argv, said", [
+    (["--kind", "tiny", "--ttt"], "--feature-layers and --ttt shape an EAGLE head: they need --kind eagle, not tiny"),
+    (["--feature-layers", "4,x"], "--feature-layers takes layer numbers separated by commas, e.g. 4,15,-1; got '4,x'"),
+    (["--feature-layers", "4,15,-1", "--ttt"],
+     "a head of several feature layers learns from the corpus with training-time test: add --corpus --ttt"),
+    (["--target", "some/model"], "--target trains a drafter for another model: name its weights file with --out"),
+])
+def test_settings_that_cannot_train_are_refused_before_any_model_loads(no_model, capsys, argv, said):
+    assert main(["train-drafter", *argv]) == 2
+    assert said in capsys.readouterr().err
+
+
+def test_checkpoints_are_never_resumed_or_discarded_silently(tiny_llama_dirs, tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("SPECVIZ_CACHE", str(tmp_path / "cache"))
+    out = tmp_path / "head.safetensors"
+    run = ["train-drafter", "--kind", "tiny", "--target", str(tiny_llama_dirs[0]), "--out", str(out), "--steps", "2",
+           "--batch-size", "2", "--train-prompts", "4", "--max-new-tokens", "6", "--eval-every", "1",
+           "--eval-prompts", "1", "--eval-tokens", "4", "--top-k", "4", "--threads", "1"]
+    assert main([*run, "--feature-layers", "99", "--kind", "eagle"]) == 2
+    assert "--feature-layers 99: the target has hidden states 0 to 2 (or -1 to -3 from the end)" in \
+        capsys.readouterr().err
+
+    assert main([*run, "--resume"]) == 2
+    said = capsys.readouterr().err
+    assert "--resume: no checkpoint of a run with these settings" in said and "other settings" not in said
+
+    assert main(run) == 0
+    card = json.loads(out.with_suffix(".json").read_text())
+    assert card["bytes"] == out.stat().st_size and len(card["curve"]) == 2
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["cache", "head.json", "head.safetensors"]
+    checkpoint = next((tmp_path / "cache" / "training").glob("checkpoint-tiny-*.pt"))
+
+    assert main([*run, "--resume", "--lr", "0.01"]) == 2
+    assert f"runs with other settings left {checkpoint.name} (a resumed run may change only --steps, " \
+           "--eval-every, --eval-prompts, --eval-tokens, --out)" in capsys.readouterr().err
+
+    weights = out.read_bytes()
+
+    def stopped(*args):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(command, "heldout_acceptance", stopped)
+    assert main([*run, "--steps", "3"]) == 130       # stopped in the held-out evaluation, after training
+    said = capsys.readouterr().err
+    assert f"starting over: the checkpoint an earlier run of these settings left is discarded (--resume continues " \
+           f"it): {checkpoint}" in said
+    assert f"stopped: the same command with --resume continues from {checkpoint}" in said
+    assert out.read_bytes() == weights and json.loads(out.with_suffix(".json").read_text()) == card
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["cache", "head.json", "head.safetensors"]
