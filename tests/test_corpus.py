@@ -66,6 +66,38 @@ def test_a_write_cut_short_leaves_the_shard_as_it_was(tmp_path, monkeypatch):
     assert shard_paths(tmp_path) == [path] and [r.digest for r in load_records(tmp_path)] == ["ab"]
 
 
+def test_a_damaged_shard_or_a_wrong_folder_is_a_one_line_error(tmp_path, capsys):
+    assert main(["corpus", "stats", "--dir", str(tmp_path / "nowhere")]) == 2
+    assert capsys.readouterr().err.strip() == f"error: no corpus folder at {tmp_path / 'nowhere'} (python -m " \
+        f"specviz corpus grow --dir {tmp_path / 'nowhere'} starts one)"
+    save_shard(tmp_path / "shards" / "one.npz", [Record(np.array([5, 6], dtype=np.uint16), 1, "chat", "x", 0.0, -1,
+                                                        "ab")], {})
+    cut = tmp_path / "shards" / "two.npz"
+    cut.write_bytes((tmp_path / "shards" / "one.npz").read_bytes()[:40])
+    for action in ("stats", "coverage"):
+        assert main(["corpus", action, "--dir", str(tmp_path)]) == 2
+        assert capsys.readouterr().err.startswith(f"error: {cut} is not a readable corpus shard (BadZipFile")
+    np.savez_compressed(cut, meta=np.array('{"format": "something else"}'))
+    with pytest.raises(SpecvizError, match="two.npz is not a specviz corpus shard .format 'something else'.$"):
+        load_records(tmp_path)
+
+
+def test_held_out_prompts_are_replaced_whole_or_not_at_all(tmp_path, monkeypatch):
+    from specviz.corpus import store
+
+    with pytest.raises(SpecvizError, match="no held-out prompts at .*: python -m specviz corpus heldout writes them"):
+        load_heldout(tmp_path)
+    store.save_heldout([{"kind": "chat", "messages": []}], tmp_path)
+
+    def stopped(*args):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(store.os, "replace", stopped)
+    with pytest.raises(KeyboardInterrupt):
+        store.save_heldout([{"kind": "code", "messages": []}], tmp_path)
+    assert load_heldout(tmp_path) == [{"kind": "chat", "messages": []}]
+
+
 def test_batched_answers_are_the_targets_own(small):
     """Greedy rows equal the decoder's target-alone greedy output; a sampled row depends on its seed only."""
     prompts = [[3, 4, 5], [6, 7, 8, 9, 10, 11], [2]]

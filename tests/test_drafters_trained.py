@@ -246,7 +246,7 @@ def test_acceptance_command_pools_all_prompts_then_each_category(embedded, tmp_p
     prompts = tmp_path / "prompts.json"
     prompts.write_text(json.dumps({"prompts": [{"id": i, "category": c, "text": t} for i, c, t in [
         ("a", "chat", PROMPTS[0]), ("b", "code", PROMPTS[1]), ("c", "chat", PROMPTS[1]), ("d", "copy", PROMPTS[0])]]}))
-    out = tmp_path / "acceptance.json"
+    out = tmp_path / "not yet made" / "acceptance.json"
     assert main(["acceptance", "--kinds", "eagle", "--temperatures", "0", "--max-new-tokens", "8", "--prompts",
                  str(prompts), "--categories", "chat,code", "--per-category", "1", "--threads", "1",
                  "--out", str(out)]) == 0

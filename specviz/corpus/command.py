@@ -50,6 +50,8 @@ def run_corpus(args: argparse.Namespace) -> None:
     from specviz.errors import SpecvizError
 
     folder = Path(args.dir)
+    if args.action in ("stats", "coverage") and not folder.is_dir():
+        raise SpecvizError(f"no corpus folder at {folder} (python -m specviz corpus grow --dir {folder} starts one)")
     if args.action == "stats":
         print(stats(load_records(folder), shard_paths(folder)))
         return

@@ -6,7 +6,7 @@ from, and how the answer was drawn (temperature 0 = greedy, else sampled with `s
 of `python -m specviz corpus grow` writes one shard, `assets/corpus/shards/<run>.npz`, rewritten
 atomically after each batch it finishes, so a run stopped at any moment keeps what it finished and
 the next run adds a new shard beside it. Hidden states and target log-probs are not kept: training
-recomputes them by batched prefill, which costs far less than writing the answers did.
+recomputes them with one prefill pass per record, which costs far less than writing the answers did.
 
 Each shard names the target that answered (`target`) and its fingerprint (`target_fingerprint`, the one
 trained drafter weights carry): distilled from another model's answers, a head learns that model, so
@@ -22,6 +22,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -95,16 +96,19 @@ def save_shard(path: Path, records: list[Record], meta: dict) -> None:
 
 def load_shard(path: Path) -> tuple[list[Record], dict]:
     """The records of one shard and its metadata (the run's settings, model and times)."""
-    with np.load(path, allow_pickle=False) as z:
-        meta = json.loads(str(z["meta"]))
-        if meta.get("format") != FORMAT:
-            raise ValueError(f"{path} is not a specviz corpus shard")
-        tokens, offsets = z["tokens"], z["offsets"]
-        records = [Record(tokens[offsets[i]:offsets[i + 1]], int(n), str(kind), str(source), round(float(t), 4),
-                          int(seed), str(d))   # temperatures are kept as float32
-                   for i, (n, kind, source, t, seed, d) in enumerate(zip(z["n_prompt"], z["kind"], z["source"],
-                                                                         z["temperature"], z["seed"], z["digest"]))]
-    return records, meta
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            meta, arrays = json.loads(str(z["meta"])), {k: z[k] for k in z.files if k != "meta"}
+    except (OSError, ValueError, KeyError, zipfile.BadZipFile) as error:
+        raise SpecvizError(f"{path} is not a readable corpus shard ({type(error).__name__}: {error}); move it out "
+                           "of the shards folder") from error
+    if meta.get("format") != FORMAT:
+        raise SpecvizError(f"{path} is not a specviz corpus shard (format {meta.get('format')!r})")
+    tokens, offsets = arrays["tokens"], arrays["offsets"]
+    return [Record(tokens[offsets[i]:offsets[i + 1]], int(n), str(kind), str(source), round(float(t), 4), int(seed),
+                   str(d))   # temperatures are kept as float32
+            for i, (n, kind, source, t, seed, d) in enumerate(zip(*(arrays[k] for k in (
+                "n_prompt", "kind", "source", "temperature", "seed", "digest"))))], meta
 
 
 def shard_paths(folder: Path = CORPUS_DIR) -> list[Path]:
@@ -136,8 +140,8 @@ def answered_by(path: Path, meta: dict, name: str | None, mark: str | None) -> N
         return
     raise SpecvizError(f"{path} holds answers of {meta.get('target', 'an unnamed target')!r} (fingerprint "
                        f"{theirs or 'not kept'}), not of {name!r} ({mark or 'fingerprint not kept'}): its token ids "
-                       "mean another model's text, and a head distilled from them would learn that model; keep each "
-                       "target's corpus in its own folder")
+                       "mean another model's text, and a head distilled from them would learn that model; a corpus "
+                       "folder holds one target's answers, so move that shard out of it")
 
 
 def split_validation(records: list[Record], every: int = 40, limit: int = 48) -> tuple[list[Record], list[Record]]:
@@ -152,12 +156,14 @@ def load_heldout(folder: Path = CORPUS_DIR) -> list[dict]:
     """The held-out prompts: {"kind", "source", "messages"} each. For evaluation only."""
     path = folder / HELDOUT
     if not path.exists():
-        raise FileNotFoundError(f"no held-out prompts at {path}: python -m specviz corpus heldout writes them")
+        raise SpecvizError(f"no held-out prompts at {path}: python -m specviz corpus heldout writes them")
     return json.loads(path.read_text())["prompts"]
 
 
 def save_heldout(prompts: list[dict], folder: Path = CORPUS_DIR) -> None:
     path = folder / HELDOUT
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps({"format": FORMAT + "-heldout", "version": 1, "prompts": prompts},
-                               ensure_ascii=False, indent=1) + "\n")
+    temporary = path.with_name(path.name + ".partial")   # a stopped --force keeps the file it replaces
+    temporary.write_text(json.dumps({"format": FORMAT + "-heldout", "version": 1, "prompts": prompts},
+                                    ensure_ascii=False, indent=1) + "\n")
+    os.replace(temporary, path)

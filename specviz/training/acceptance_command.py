@@ -45,6 +45,8 @@ def run_acceptance(args: argparse.Namespace) -> None:
     from specviz.models import load_model
     from specviz.training.evaluate import chain_settings, held_out_traces, pooled
 
+    if args.out:   # its folder made before the measuring, not found missing after it
+        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     if args.threads:
         torch.set_num_threads(args.threads)
     target = load_model(None)

@@ -48,7 +48,8 @@ def add_train_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--bf16", action="store_true", help="train under bf16 autocast (weights stay fp32)")
     parser.add_argument("--corpus", action="store_true",
                         help="learn from the corpus in assets/corpus (python -m specviz corpus grow), the target's "
-                             "features recomputed by a batched prefill each step, instead of the shipped prompts")
+                             "features recomputed by a prefill pass over each record a step takes, instead of the "
+                             "shipped prompts")
     parser.add_argument("--store-features", action="store_true",
                         help="with --corpus: keep each record's prefilled features in the cache the first time a step "
                              "takes it, so that later epochs skip the target (about twice as fast a step; about 3.6 KB "
