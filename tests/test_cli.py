@@ -203,3 +203,19 @@ def test_sizing_shows_the_cached_measurements_and_takes_them_again(tiny_llama_di
     assert json.loads(setup.path(acceptance_key(drafter_name("ngram"))).read_text())["samples"] != [100] * 8
     assert main(["sizing", "--target", target, "--drafter", "none"]) == 2
     assert "name a drafter with --drafter" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("argv", [
+    ["generate", "hi", "--threads", "0"], ["sweep", "hi", "--repeats", "0"], ["bench", "--per-category", "0"],
+    ["bench", "--model-per-category", "-1"], ["bench", "--warmup", "-1"], ["corpus", "stats", "--threads", "0"],
+    ["acceptance", "--gamma", "0"], ["drafter-report", "--per-kind", "0"], ["count-drafter", "--eval-tokens", "0"],
+    ["train-drafter", "--steps", "-5"], ["bench-remote", "--threads", "0"], ["half-precision", "--threads", "x"],
+    ["gpu-check", "--threads", "1.5"],
+])
+def test_every_count_is_a_whole_number_checked_before_anything_runs(argv, capsys):
+    with pytest.raises(SystemExit) as stop:
+        main(argv)
+    option, value = argv[-2:]
+    assert stop.value.code == 2
+    assert f"argument {option}: must be a whole number >= {0 if option == '--warmup' else 1}, got {value}" in \
+        capsys.readouterr().err

@@ -50,7 +50,7 @@ def add_bench_arguments(parser: argparse.ArgumentParser) -> None:
                              "whose weights load)")
     parser.add_argument("--drafter-model", default=None,
                         help="draft LM for the 'model' drafter (default: the target's first --drafter-layers layers)")
-    parser.add_argument("--drafter-layers", type=int, default=4,
+    parser.add_argument("--drafter-layers", type=at_least_one, default=4,
                         help="layers of the target kept in the default draft LM (default 4)")
     parser.add_argument("--gammas", default="4",
                         help="comma-separated draft lengths (default 4); empty: no fixed chains, e.g. with --adaptive")
@@ -71,8 +71,9 @@ def add_bench_arguments(parser: argparse.ArgumentParser) -> None:
                         help="prompt set JSON (or a benchmark's question.jsonl, MT-bench's format), or several "
                              "comma-separated for one run (default: the shipped one)")
     parser.add_argument("--categories", default=None, help="comma-separated categories (default: all)")
-    parser.add_argument("--per-category", type=int, default=None, help="at most this many prompts per category")
-    parser.add_argument("--model-per-category", type=int, default=None,
+    parser.add_argument("--per-category", type=at_least_one, default=None,
+                        help="at most this many prompts per category")
+    parser.add_argument("--model-per-category", type=at_least_one, default=None,
                         help="run the 'model' drafter and its transformers twin on only this many prompts per "
                              "category (they are slow while α is low; default: all)")
     parser.add_argument("--repeats", type=at_least_one, default=3, help="timed passes over the prompts (default 3)")
