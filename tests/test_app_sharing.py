@@ -82,3 +82,21 @@ def test_a_run_waits_for_the_lock(session, monkeypatch):
                for c in at.caption)
     assert watched.lock.acquire(blocking=False)  # released again after the run
     watched.lock.release()
+
+
+def test_a_stop_right_after_the_lock_is_taken_gives_it_back(monkeypatch):
+    """A click or a closed tab makes the next Streamlit call raise; the lock goes back all the same."""
+    from pages.ui import models
+
+    class Placeholder:
+        def info(self, text: str) -> None:
+            pass
+
+        def empty(self) -> None:
+            raise RuntimeError("rerun requested")   # what a Streamlit call raises once a rerun or stop is pending
+
+    monkeypatch.setattr(models.st, "empty", Placeholder)
+    with pytest.raises(RuntimeError, match="rerun requested"), models.exclusive():
+        pass
+    assert run_lock().acquire(blocking=False)
+    run_lock().release()

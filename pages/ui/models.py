@@ -62,9 +62,9 @@ def exclusive() -> Iterator[Turn]:
     while not lock.acquire(timeout=0.5):
         waiting.info(f"⏳ Waiting for another run to finish ({time.monotonic() - started:.0f} s): one model serves "
                      "every visitor, runs take turns. The wait is not counted in this run's timings.")
-    waited = time.monotonic() - started
-    waiting.empty()
-    try:
+    try:   # from here on every Streamlit call may raise a rerun or stop, and the lock must still go back
+        waited = time.monotonic() - started
+        waiting.empty()
         yield Turn(decoder(), controls.models(), waited, st.empty())
     finally:
         lock.release()
