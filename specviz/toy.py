@@ -28,8 +28,8 @@ class ToySplit:
 
 def normalise(weights: list[float]) -> torch.Tensor:
     t = torch.tensor(weights, dtype=torch.float64)
-    if (t < 0).any() or t.sum() <= 0:
-        raise SpecvizError("toy weights must be >= 0 and not all zero")
+    if not torch.isfinite(t).all() or (t < 0).any() or t.sum() <= 0:   # a cleared table cell arrives as NaN
+        raise SpecvizError("toy weights must be numbers >= 0, not all zero, and no cell left empty")
     return t / t.sum()
 
 

@@ -232,8 +232,9 @@ def test_toy():
     labels = list("abcde")
     assert len(charts.toy_split_chart(toy, labels).data) == 4
     assert list(charts.toy_histogram(counts, toy.p, labels).data[0].y) == pytest.approx([n / 2000 for n in counts])
-    with pytest.raises(SpecvizError):
-        split([0, 0], [1, 1])
+    for p in ([0, 0], [1, float("nan")], [1, float("inf")], [1, -1]):   # nan: a cell the page's table left empty
+        with pytest.raises(SpecvizError, match="toy weights must be numbers >= 0, not all zero, and no cell left"):
+            simulate(p, [1, 1], 10)
 
 
 def test_grid_helpers():
