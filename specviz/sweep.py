@@ -93,10 +93,11 @@ def drafter_comparison(target: LoadedModel, drafter: Drafter | None, prompt: str
 
 def beta_tau_grid(target: LoadedModel, drafter: Drafter, prompt: str, settings: DecodeSettings,
                   betas: list[int], taus: list[float], chat: bool = True, repeats: int = 1) -> Iterator[Study]:
-    """The target's greedy output (the reference), then Spec-Verification at every (β, τ); every run timed
+    """The target's greedy output (the reference), then Spec-Verification at every (β, τ) on chains of
+    `settings.gamma` drafts, as SpecDec's Table 4 (no auto-sized tree, no adaptive length); every run timed
     `repeats` times, interleaved (`run_study`)."""
     return run_study(target, drafter, prompt, "grid", replace(settings, verify="greedy"),
-                     replace(settings, verify="spec", adaptive=False),
+                     replace(settings, verify="spec", branches=1, nodes=0, auto_size=False, adaptive=False),
                      [{"beta": int(b), "tau": float(t)} for b in betas for t in taus], chat, repeats)
 
 

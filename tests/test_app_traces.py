@@ -58,6 +58,16 @@ def test_loaded_trace_drives_every_page_without_a_model(app):
     assert {m.label: m.value for m in app.switch_page("pages/generate.py").run().metric}["tokens"] == "6"
 
 
+def test_a_trace_recorded_with_fewer_than_three_top_tokens_reverifies(app):
+    trace = make_trace()
+    trace.settings = replace(trace.settings, record_top_k=2)   # python -m specviz generate --top-k-record 2
+    app.switch_page("pages/traces.py").run()
+    app.file_uploader(key="trace_file").set_value(("top2.json", json.dumps(trace.to_dict()).encode(),
+                                                   "application/json")).run()
+    app.switch_page("pages/table.py").run()
+    assert not app.exception and app.number_input(key="rv_beta").value == 2
+
+
 def test_loaded_studies_show_on_their_pages_and_download_again(app):
     trace = make_trace()
     varied = {"comparison": [{}], "gamma sweep": [{"gamma": 2}, {"gamma": 4}], "grid": [{"beta": 3, "tau": 1.0}],
@@ -160,6 +170,8 @@ def test_gamma_sweep_and_spec_grid(tiny_pair):
     assert [r.varied for r in rows] == [{}, {"beta": 1, "tau": 1.0}, {"beta": 3, "tau": 1.0}]
     assert all(r.rounds == 2 for r in rows)
     assert rows[1].match_rate == 1.0  # β = 1 is greedy verification: the target's own greedy output
+    ran = [v.trace.settings for v in app.session_state["studies"]["grid"].variants]
+    assert all(s.branches == 1 and not (s.auto_size or s.adaptive) and s.gamma == app.session_state.gamma for s in ran)
     assert app.dataframe
 
 
