@@ -18,6 +18,7 @@ from specviz import tree_size, verify_cost
 from specviz.contention import Contention, warning
 from specviz.decoder import generate
 from specviz.drafters.base import Drafter
+from specviz.errors import SpecvizError
 from specviz.limits import NO_LIMITS
 from specviz.models import LoadedModel
 from specviz.settings import DecodeSettings
@@ -152,6 +153,9 @@ def prepare(target: LoadedModel, drafter: Drafter | None, settings: DecodeSettin
     policy's prior and costs. Anything else as it is."""
     if not (settings.auto_size or settings.adaptive) or drafter is None:
         return Prepared(settings)
+    if target.is_encoder_decoder:   # the sizing times token trees, which an encoder-decoder cache cannot verify
+        raise SpecvizError(f"{target.name} is an encoder-decoder model: the auto size and the adaptive length "
+                           "measure token trees, which need a decoder-only target; turn both off and draft a chain")
     sizing = size_for(target, drafter)
     if settings.auto_size and settings.adaptive:
         return Prepared(replace(settings, gamma=max(tree_size.DEPTHS), branches=max(tree_size.BRANCHES),

@@ -291,3 +291,20 @@ def test_each_copying_situation_is_measured_at_every_position_of_the_answers():
     assert [row[0] for row in tables["match 2"][:3]] == [1.0, 1.0, 1.0] and tables["match 2"][3][0] < 1.0
     assert tables["match 3"][0][0] == pytest.approx(2 / 3) and all(row[1:] == [0.0] * 3 for row in tables["match 3"])
     assert sizing.copy_acceptance(DraftModelDrafter.__new__(DraftModelDrafter), [trace]) == {}   # copies nothing
+
+
+def test_an_encoder_decoder_pair_is_told_to_draft_a_chain_before_anything_is_measured(tiny_t5_dirs, monkeypatch):
+    from specviz.errors import SpecvizError
+    from specviz.sizing import prepare
+
+    def measured(*args):
+        raise AssertionError("the pair was measured")
+
+    monkeypatch.setattr(sizing, "size_for", measured)
+    target, drafter = (load_model(str(d)) for d in tiny_t5_dirs)
+    chain = DecodeSettings(gamma=3, auto_size=False, adaptive=False)
+    for settings in (replace(chain, auto_size=True), replace(chain, adaptive=True)):
+        with pytest.raises(SpecvizError, match="encoder-decoder model: the auto size and the adaptive length measure "
+                                               "token trees, .*; turn both off and draft a chain"):
+            prepare(target, DraftModelDrafter(drafter), settings)
+    assert prepare(target, DraftModelDrafter(drafter), chain).settings == chain
