@@ -201,12 +201,13 @@ def serve(fd: int, threads: int) -> None:
         if request == "stop":  # for a request that had already ended
             continue
         models, work, args = request
+        target = drafter = None   # the last request's models live on in `loaded` only, if at all
         try:
             target, drafter = _load(models, loaded, lambda text: conn.send(("status", text)))
             cpu = time.process_time()  # this process's CPU time, read where the work runs, to the microsecond
             _stream(work(target, drafter, *args), conn)
         except Exception as error:  # every failure goes back to the page; the process serves on
-            conn.send(("error", _portable(error)))
+            conn.send(("error", _failed(error, loaded)))
         else:
             conn.send(("done", time.process_time() - cpu))
 
@@ -259,10 +260,19 @@ def _load(models: ModelSpec, loaded: dict, status: Callable[[str | None], None])
     return target, drafter
 
 
-def _portable(error: Exception) -> Exception:
-    """The error as the page should raise it: a SpecvizError as it is, anything else with its traceback."""
+def _failed(error: Exception, loaded: dict) -> Exception:
+    """The error as the page should raise it: a SpecvizError as it is; out of memory as one too, once every
+    model kept is let go (a host's visitors try pair after pair, and each stayed loaded); anything else
+    with its traceback."""
+    import torch
+
     if isinstance(error, SpecvizError):
         return SpecvizError(str(error))
+    if isinstance(error, torch.OutOfMemoryError | MemoryError):
+        loaded.clear()
+        return SpecvizError(f"out of memory ({str(error).splitlines()[0] if str(error) else type(error).__name__}): "
+                            "the models this server kept loaded are let go, so the next run loads only its own "
+                            "pair; try again, or a smaller pair, fewer new tokens or half precision")
     detail = "".join(traceback.format_exception_only(error)).strip()
     return RuntimeError(f"the decoder process failed: {detail}\n{traceback.format_exc()}")
 

@@ -148,3 +148,16 @@ def test_stopping_a_run_whose_process_died_keeps_what_arrived(models):
         assert len(trace.generated_ids) < len(whole) and whole[: len(trace.generated_ids)] == trace.generated_ids
     finally:
         fresh.close()
+
+
+def test_out_of_memory_lets_every_kept_model_go_and_says_so():
+    from specviz.decoder_process import _failed
+
+    loaded = {"pair": object()}
+    error = _failed(torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB\nmore detail"), loaded)
+    assert isinstance(error, SpecvizError) and loaded == {}
+    assert str(error).startswith("out of memory (CUDA out of memory. Tried to allocate 2.00 GiB): the models this "
+                                 "server kept loaded are let go")
+    loaded = {"pair": object()}
+    bug = _failed(KeyError("w"), loaded)
+    assert type(bug) is RuntimeError and "KeyError: 'w'" in str(bug) and loaded   # a bug keeps its traceback
