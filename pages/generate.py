@@ -101,8 +101,10 @@ if start:
                 if base is not None:
                     state.set_study(Study("comparison", base, [Variant({}, state.trace())]), controls.ran_on())
             st.session_state.running = False
-    except SpecvizError as error:
+    except Exception as error:   # a Stop's rerun is no Exception: `running` stays set for it alone
         st.session_state.running = False
+        if not isinstance(error, SpecvizError):
+            raise
         st.error(str(error))
 
 if race_view:

@@ -111,3 +111,24 @@ def test_a_run_in_bfloat16_runs_the_models_in_bfloat16(embedded_sizing):
     comparison = at.session_state["studies"]["comparison"]
     assert comparison.baseline.dtype == at.session_state["trace"].dtype == "bfloat16"
     assert any(c.value.startswith("Measured on cpu (bfloat16)") for c in at.caption)
+
+
+def test_a_run_that_fails_shows_its_error_and_is_not_called_stopped_after(monkeypatch):
+    """A decoder failure that is no SpecvizError (a bug) keeps its traceback, and the next rerun does not take
+    the failed run for one cut short by Stop."""
+    from contextlib import contextmanager
+
+    from pages.ui import models
+
+    @contextmanager
+    def failing():
+        raise RuntimeError("the decoder process failed: boom")
+        yield
+
+    monkeypatch.setattr(models, "exclusive", failing)
+    at = AppTest.from_file(APP, default_timeout=MODEL_TIMEOUT)
+    at.run()
+    at.button(key="generate").click().run()
+    assert "the decoder process failed: boom" in at.exception[0].value and at.session_state["running"] is False
+    at.run()
+    assert not any(w.value.startswith("Stopped") for w in at.warning)
