@@ -7,7 +7,9 @@ which is all the test needs: a token outside the recorded top-k ranks at least k
 judged as β = k. The verdicts are per iteration on the recorded drafts; a real run with the
 relaxed rule would continue from a different prefix (see `spec_grid` for that).
 The recorded p is the distribution the run verified with: temperature 1 for the greedy and spec
-rules (exactly eq. 8-9), the warped p for the sampling rule.
+rules (exactly eq. 8-9), the warped p for the sampling rule. Temperature T divides the logits, so
+log p_T(x) = z_x / T − log Z_T: ranks stay, and the T = 1 gap of eq. 9 is T times the recorded one,
+which the test uses. A top-k or top-p cut leaves p = 0 outside it; such drafts fail at any β and τ.
 """
 
 from __future__ import annotations
@@ -38,20 +40,22 @@ class Reverified:
         return self.accepted + 1
 
 
-def spec_test(step: DraftStep, beta: int, tau: float) -> bool:
-    """Eq. 8 (rank < β) and eq. 9 (log-prob gap to the top-1 ≤ τ) on the recorded p."""
+def spec_test(step: DraftStep, beta: int, tau: float, temperature: float = 1.0) -> bool:
+    """Eq. 8 (rank < β) and eq. 9 (log-prob gap to the top-1 ≤ τ) on p recorded at `temperature`."""
     top = step.p_top
     if top is None or step.p <= 0:
         return False
     rank = top.ids.index(step.token_id) if step.token_id in top.ids else len(top.ids)
-    gap = math.log(top.probs[0]) - math.log(step.p)
+    gap = temperature * (math.log(top.probs[0]) - math.log(step.p))
     return rank < beta and gap <= tau
 
 
 def reverify(trace: Trace, beta: int, tau: float) -> list[Reverified]:
+    s = trace.settings
+    temperature = s.temperature if s.verify == "sampling" and s.temperature > 0 else 1.0   # p's own (see above)
     out = []
     for it in trace.iterations:
-        passed = [spec_test(step, beta, tau) for step in it.drafts]
+        passed = [spec_test(step, beta, tau, temperature) for step in it.drafts]
         out.append(Reverified(it.index, it.drafted, len(walk(passed, it.parents)[0]), passed, it.accepted,
                               len(it.emitted_ids)))
     return out

@@ -60,12 +60,14 @@ def test_loaded_trace_drives_every_page_without_a_model(app):
 
 def test_a_trace_recorded_with_fewer_than_three_top_tokens_reverifies(app):
     trace = make_trace()
-    trace.settings = replace(trace.settings, record_top_k=2)   # python -m specviz generate --top-k-record 2
+    trace.settings = replace(trace.settings, record_top_k=2, temperature=0.5)   # generate --top-k-record 2
     app.switch_page("pages/traces.py").run()
     app.file_uploader(key="trace_file").set_value(("top2.json", json.dumps(trace.to_dict()).encode(),
                                                    "application/json")).run()
     app.switch_page("pages/table.py").run()
     assert not app.exception and app.number_input(key="rv_beta").value == 2
+    assert any("sampled from p warped at T = 0.5: the recorded log-prob gaps are rescaled to T = 1" in c.value
+               for c in app.caption)
 
 
 def test_loaded_studies_show_on_their_pages_and_download_again(app):

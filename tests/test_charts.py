@@ -165,6 +165,9 @@ def test_reverify_applies_beta_and_tau(trace):
     loose = reverify(trace, beta=10, tau=10.0)
     assert [v.accepted for v in loose] == [0, 3, 2]
     assert mean_tokens(loose) == pytest.approx((1 + 4 + 3) / 3)
+    warm = replace(trace, settings=replace(trace.settings, temperature=0.5))   # p sampled at T = 0.5: eq. 9's
+    assert reverify(warm, beta=2, tau=1.0)[1].passed[1]                      # T = 1 gap is 1.79 × 0.5 ≈ 0.9
+    assert not reverify(trace, beta=2, tau=1.0)[1].passed[1]
 
 
 def test_reverified_tokens_stop_where_the_run_accepted_an_eos(trace):
