@@ -197,3 +197,18 @@ def test_page_without_a_trace(app):
     switch_to(app, "live")
     app.switch_page("pages/lesson.py").run()
     assert not app.exception and "No trace yet" in app.info[0].value
+
+
+def test_an_adaptive_runs_speedup_step_reads_the_lengths_it_chose():
+    """The settings of an auto-sized adaptive run hold the sizer's limits (depth 8, 4 branches); the formula
+    takes the median depth the policy drafted, and the run's drafts were chains."""
+    from synthetic import synthetic_adaptive_trace
+
+    trace = synthetic_adaptive_trace()
+    trace.settings = replace(trace.settings, gamma=8, branches=4, nodes=32, auto_size=True)
+    depths = sorted(it.choice.gamma for it in trace.iterations if it.choice.gamma)
+    body = charts.lesson_steps(trace, 0)[-1].body
+    summary = trace.summary()
+    assert f"γ = {depths[len(depths) // 2]} is the median depth it drafted (from {depths[0]} to {depths[-1]})" in body
+    assert f"{theory.walltime_improvement(summary.alpha, depths[len(depths) // 2], summary.c):.2f}×" in body
+    assert "drafted token trees" not in body

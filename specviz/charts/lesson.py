@@ -385,7 +385,11 @@ def _speedup(trace: Trace) -> LessonStep:
     s, summary = trace.settings, trace.summary()
     title = "The expected speedup"
     question = "What happens to the best γ when the drafter gets cheaper (c → 0), or when α̂ drops?"
-    alpha, gamma = summary.alpha, s.gamma
+    alpha, gamma, trees = summary.alpha, s.gamma, s.branches > 1
+    shapes = [it.choice for it in trace.iterations if it.choice is not None and it.choice.gamma > 0]
+    if shapes:   # an adaptive run: its settings hold the limits, the policy chose each draft within them
+        depths = sorted(shape.gamma for shape in shapes)
+        gamma, trees = depths[len(depths) // 2], any(shape.branches > 1 for shape in shapes)
     if alpha is None:
         return LessonStep(title, "<p>No draft position was tested in this trace, so the acceptance rate α̂ is "
                           "undefined and the formulas have nothing to predict: run with a drafter.</p>"
@@ -399,7 +403,10 @@ def _speedup(trace: Trace) -> LessonStep:
     e_text = (f"α̂ = 1, so E = γ + 1 = {e:.2f}" if alpha == 1 else
               f"E = (1 − {alpha:.3f}<sup>{gamma + 1}</sup>) / (1 − {alpha:.3f}) = {e:.2f}")
     tree = ("<p>This run drafted token trees: γ is the depth, and the formula counts a chain of γ drafts; a tree "
-            "raises the acceptance per depth at the price of a larger verify pass.</p>" if s.branches > 1 else "")
+            "raises the acceptance per depth at the price of a larger verify pass.</p>" if trees else "")
+    if shapes:
+        tree += (f"<p>The adaptive policy chose each draft's length: γ = {gamma} is the median depth it drafted "
+                 f"(from {depths[0]} to {depths[-1]}).</p>")
     body = (f"<p>Over the whole trace α̂ = {alpha:.3f} (accepted / tested draft positions) and {html.escape(c_text)}."
             f"</p><p>Expected tokens per iteration (Leviathan et al., eq. 1): {e_text}; measured "
             f"{summary.accepted_length:.2f}.</p>"
