@@ -46,6 +46,10 @@ def test_spec_knobs_only_for_spec_verification(app):
     assert "beta" not in [w.key for w in app.sidebar.number_input]
     app.radio(key="verify").set_value("spec").run()
     assert "beta" in [w.key for w in app.sidebar.number_input]
+    sampling_knobs = [app.slider(key="temperature"), app.number_input(key="top_k"), app.slider(key="top_p")]
+    assert all(w.disabled and "Only speculative sampling samples" in w.help for w in sampling_knobs)
+    app.radio(key="verify").set_value("sampling").run()
+    assert not any(w.disabled for w in (app.slider(key="temperature"), app.number_input(key="top_k")))
 
 
 def test_hidden_knobs_keep_their_values(app):

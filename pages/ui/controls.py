@@ -150,9 +150,13 @@ def sidebar() -> None:
         if s.verify == "spec":
             st.number_input("β: draft must be in the target's top-β", 1, 10, value=k["beta"], key="beta")
             st.slider("τ: max log-prob gap to the top-1", 0.0, 10.0, value=k["tau"], step=0.5, key="tau")
-        st.slider("Temperature (0 = greedy)", 0.0, 2.0, value=k["temperature"], step=0.05, key="temperature")
-        st.number_input("Top-k (0 = off)", 0, 1000, value=k["top_k"], key="top_k")
-        st.slider("Top-p", 0.05, 1.0, value=k["top_p"], step=0.05, key="top_p")
+        unsampled = s.verify != "sampling"
+        why = "Only speculative sampling samples: greedy and Spec-Verification read the target's T = 1 log-probs." \
+            if unsampled else None
+        st.slider("Temperature (0 = greedy)", 0.0, 2.0, value=k["temperature"], step=0.05, key="temperature",
+                  disabled=unsampled, help=why)
+        st.number_input("Top-k (0 = off)", 0, 1000, value=k["top_k"], key="top_k", disabled=unsampled, help=why)
+        st.slider("Top-p", 0.05, 1.0, value=k["top_p"], step=0.05, key="top_p", disabled=unsampled, help=why)
         st.number_input("Seed", 0, 2**31 - 1, value=k["seed"], key="seed")
         limits = host_limits()
         st.slider("Max new tokens", 1, _max_new_tokens(), value=k["max_new_tokens"], key="max_new_tokens",
