@@ -69,6 +69,14 @@ class Ending:
     stopped_by: str | None = None
 
 
+@dataclass(frozen=True)
+class Status:
+    """Yielded by a work function to say what it does before its first result (None: done with that); the
+    page shows it where it shows the loading."""
+
+    text: str | None
+
+
 class StopRequested(Exception):
     """Raised inside a request's work function at its `yield` when the request is stopped."""
 
@@ -218,7 +226,7 @@ def _stream(items: Iterator, conn: Connection) -> None:
         if _stop_asked(conn):  # while its models loaded
             return
         for item in items:
-            conn.send(("item", item))
+            conn.send(("status", item.text) if isinstance(item, Status) else ("item", item))
             if _stop_asked(conn):
                 try:
                     conn.send(("item", items.throw(StopRequested())))
@@ -248,10 +256,10 @@ def _load(models: ModelSpec, loaded: dict, status: Callable[[str | None], None])
     weights = models.target, models.dtype
     if weights not in loaded:
         status(f"Loading the target model {models.target or 'SmolLM2-135M-Instruct (embedded)'}"
-               f"{f' in {models.dtype}' if models.dtype else ''}…")
+               f"{f' in {models.dtype}' if models.dtype else ''}… (once per server process)")
         loaded[weights] = load_model(models.target, dtype=models.dtype)
     target = loaded[weights]
-    status(f"Preparing the drafter ({models.drafter})…")
+    status(f"Preparing the drafter ({models.drafter})… (once per server process)")
     drafter = build_drafter(models.drafter, target, models.draft_model)
     generate(target, drafter, "Hello", DecodeSettings(temperature=0.0, max_new_tokens=4, record=False),
              limits=NO_LIMITS)
@@ -278,12 +286,17 @@ def _failed(error: Exception, loaded: dict) -> Exception:
 
 
 def trace_stream(target, drafter, prompt: Prompt, settings, chat: bool = True) -> Iterator:
-    """Work function for one run (its settings prepared first, `sizing.prepare`): the trace's header (no
-    iterations yet), each iteration, then its `Ending`."""
+    """Work function for one run (its settings prepared first, `sizing.prepare`, with a `Status` while
+    that sizes the pair): the trace's header (no iterations yet), each iteration, then its `Ending`."""
     from specviz.decoder import Run
     from specviz.sizing import prepare
 
+    sizing = drafter is not None and (settings.auto_size or settings.adaptive)
+    if sizing:   # a pair's first sizing measures its verify cost and draft step: seconds to minutes, once
+        yield Status("Sizing the draft for this pair (measured once, then read back)…")
     prepared = prepare(target, drafter, settings)
+    if sizing:
+        yield Status(None)
     run = Run(target, drafter, prompt, prepared.settings, chat=chat, sizing=prepared.sizing)
     yield replace(run.trace, iterations=[], generated_ids=[])
     try:

@@ -161,3 +161,36 @@ def test_out_of_memory_lets_every_kept_model_go_and_says_so():
     loaded = {"pair": object()}
     bug = _failed(KeyError("w"), loaded)
     assert type(bug) is RuntimeError and "KeyError: 'w'" in str(bug) and loaded   # a bug keeps its traceback
+
+
+def test_a_run_that_sizes_its_pair_says_so_before_its_first_item(tiny_llama_dirs, monkeypatch):
+    from specviz import sizing
+    from specviz.decoder_process import Status, _stream
+    from specviz.trace import Trace
+
+    def prepared(target, drafter, settings):   # the sizing itself is measured in test_tree_size
+        return sizing.Prepared(replace(settings, auto_size=False, adaptive=False))
+
+    monkeypatch.setattr(sizing, "prepare", prepared)
+    target = load_model(str(tiny_llama_dirs[0]))
+    drafter = build_drafter("model", target, str(tiny_llama_dirs[1]))
+    sized = list(trace_stream(target, drafter, PROMPT, DecodeSettings(max_new_tokens=2, auto_size=True)))
+    assert sized[:2] == [Status("Sizing the draft for this pair (measured once, then read back)…"), Status(None)]
+    assert isinstance(sized[2], Trace)
+    chain = list(trace_stream(target, drafter, PROMPT, DecodeSettings(max_new_tokens=2, auto_size=False,
+                                                                     adaptive=False)))
+    assert not any(isinstance(item, Status) for item in chain)
+
+    class Sent:
+        def __init__(self):
+            self.messages = []
+
+        def send(self, message):
+            self.messages.append(message)
+
+        def poll(self):
+            return False
+
+    conn = Sent()
+    _stream((item for item in sized), conn)
+    assert [kind for kind, _ in conn.messages[:3]] == ["status", "status", "item"]

@@ -48,7 +48,7 @@ class Turn:
 
     def _show(self, text: str | None) -> None:
         if text:
-            self.loading.info(f"⏳ {text} (once per server process)")
+            self.loading.info(f"⏳ {text}")
         else:
             self.loading.empty()
 
