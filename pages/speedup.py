@@ -27,11 +27,8 @@ adaptive = left.checkbox("…and an adaptive run beside them (chains up to the l
 with right:
     repeats = tables.rounds_input("sweep_repeats", "each γ")
 if st.button("Run γ sweep", type="primary", key="run_sweep", disabled=not gammas):
-    swept = models.runs_with_progress("γ sweep", repeats * (1 + len(gammas) + adaptive), gamma_sweep, lambda: (
+    models.study_with_progress("γ sweep", repeats * (1 + len(gammas) + adaptive), gamma_sweep, lambda: (
         st.session_state.prompt, controls.settings(), sorted(gammas), True, adaptive, repeats))
-    if swept is not None:
-        swept[0][-1].baseline.waited = swept[1]
-        state.set_study(swept[0][-1])
 
 SHIPPED_BENCHMARK = Path(__file__).resolve().parent.parent / "benchmarks" / "latest.json"
 left, right = st.columns(2)
@@ -68,11 +65,8 @@ st.caption("Runs the target alone, then every chosen drafter at the sidebar's γ
 kinds = st.multiselect("Drafters", STANDALONE_KINDS, default=list(STANDALONE_KINDS), key="compare_kinds")
 rounds = tables.rounds_input("drafters_repeats", "each drafter")
 if st.button("Compare drafters", key="run_drafters", disabled=not kinds):
-    compared = models.runs_with_progress("drafter comparison", rounds * (1 + len(kinds)), drafter_comparison, lambda: (
+    models.study_with_progress("drafter comparison", rounds * (1 + len(kinds)), drafter_comparison, lambda: (
         st.session_state.prompt, controls.settings(), list(kinds), True, rounds))
-    if compared is not None:
-        compared[0][-1].baseline.waited = compared[1]
-        state.set_study(compared[0][-1])
 drafters = state.study("drafters")
 if drafters is not None:
     st.plotly_chart(charts.drafters_chart(drafters), key="drafters_chart")

@@ -48,11 +48,8 @@ betas = g1.multiselect("β values", [1, 2, 3, 5, 8], default=[1, 3, 5], key="gri
 taus = g2.multiselect("τ values", [0.5, 1.0, 2.0, 3.0, 4.0, 5.0], default=[1.0, 3.0, 5.0], key="grid_taus")
 rounds = tables.rounds_input("grid_repeats", "each (β, τ)")
 if st.button("Run the grid", key="run_grid", disabled=not betas or not taus):
-    ran = models.runs_with_progress("β × τ grid", rounds * (1 + len(betas) * len(taus)), beta_tau_grid, lambda: (
+    models.study_with_progress("β × τ grid", rounds * (1 + len(betas) * len(taus)), beta_tau_grid, lambda: (
         st.session_state.prompt, controls.settings(), sorted(betas), sorted(taus), True, rounds))
-    if ran is not None:
-        ran[0][-1].baseline.waited = ran[1]
-        state.set_study(ran[0][-1])
 grid = state.study("grid")
 if grid is not None:
     reference = grid.baseline.summary()

@@ -177,6 +177,39 @@ def test_gamma_sweep_and_spec_grid(tiny_pair):
     assert app.dataframe
 
 
+def test_a_sweep_cut_short_by_a_click_keeps_the_runs_it_finished(tiny_pair, monkeypatch):
+    """Stop, or any other click, ends the script where the progress bar is next drawn: here after the
+    sweep's second run. The study of those two runs is the session's, and the decoder is free again."""
+    from streamlit.runtime.scriptrunner_utils.exceptions import StopException
+
+    from pages.ui import models
+
+    drawn = models.st.progress
+
+    class ClickedDuringTheSecondRun:
+        def __init__(self, *args, **kwargs):
+            self.bar, self.runs = drawn(*args, **kwargs), 0
+
+        def progress(self, value: float, text: str) -> None:
+            self.runs += 1
+            if self.runs == 2:
+                raise StopException()
+            self.bar.progress(value, text=text)
+
+        def empty(self) -> None:
+            self.bar.empty()
+
+    app = tiny_pair
+    app.switch_page("pages/speedup.py").run()
+    app.multiselect(key="sweep_gammas").set_value([1, 3]).run()
+    monkeypatch.setattr(models.st, "progress", ClickedDuringTheSecondRun)
+    app.button(key="run_sweep").click().run()
+    assert not app.exception
+    assert [r.varied for r in app.session_state["studies"]["gamma sweep"].rows()] == [{}, {"gamma": 1}]
+    assert models.run_lock().acquire(blocking=False)
+    models.run_lock().release()
+
+
 def test_sizing_a_pair_draws_it_and_warns_when_it_was_timed_beside_other_work(tiny_pair, monkeypatch):
     monkeypatch.setattr(contention, "BUSY_CORES", -1.0)   # every measurement counts as taken beside other work
     app = tiny_pair

@@ -18,7 +18,7 @@ from dataclasses import dataclass, replace
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
-from pages.ui import controls
+from pages.ui import controls, state
 from specviz import DecodeSettings, SpecvizError, Trace
 from specviz.decoder_process import DecoderProcess, ModelSpec, Request, follow_trace, trace_stream
 
@@ -83,15 +83,17 @@ def run_with_progress(turn: Turn, prompt: str, settings: DecodeSettings, what: s
     return trace
 
 
-def runs_with_progress(what: str, total: int, work: Callable[..., Iterable],
-                       args: Callable[[], tuple]) -> tuple[list, float] | None:
+def runs_with_progress(what: str, total: int, work: Callable[..., Iterable], args: Callable[[], tuple],
+                       keep: Callable[[list, float], None] | None = None) -> tuple[list, float] | None:
     """Collect what `work(target, drafter, *args())` yields in the decoder process (one item per
     finished run), with a progress bar: (items, seconds queued first), or None after showing the
-    error when something is wrong (invalid settings from `args()` included)."""
+    error when something is wrong (invalid settings from `args()` included). `keep(items, seconds)`
+    hears the items when the work ends, and also when a click (Stop or any other) cuts it short."""
     progress = st.progress(0.0, text=f"{what}: starting…")
-    results = []
+    results, waited = [], 0.0
     try:
         with exclusive() as turn:
+            waited = turn.waited
             if turn.models.drafter == "none":
                 raise SpecvizError(f"the {what} needs a drafter: pick one other than 'none' in the sidebar")
             with closing(turn.request(work, *args())) as request:
@@ -101,6 +103,29 @@ def runs_with_progress(what: str, total: int, work: Callable[..., Iterable],
     except SpecvizError as error:
         st.error(str(error))
         return None
+    except BaseException:   # Streamlit's rerun or stop: the finished runs stay, the one under way is dropped
+        if results and keep is not None:
+            keep(results, waited)
+        raise
     finally:
         progress.empty()
-    return results, turn.waited
+    if keep is not None:
+        keep(results, waited)
+    return results, waited
+
+
+def study_with_progress(what: str, total: int, work: Callable[..., Iterable], args: Callable[[], tuple]) -> None:
+    """A study's runs (`runs_with_progress`; each item is the study so far) with a Stop button: the last
+    study, with the time it queued, becomes the session's when the runs end or a click stops them."""
+    stop = st.empty()
+    stop.button("Stop", key=f"stop {what}", help="Ends the study after the run under way; the runs finished "
+                "so far are kept and shown.")
+
+    def kept(studies: list, waited: float) -> None:
+        studies[-1].baseline.waited = waited
+        state.set_study(studies[-1])
+
+    try:
+        runs_with_progress(what, total, work, args, keep=kept)
+    finally:
+        stop.empty()
