@@ -195,7 +195,7 @@ def remote_target(target: LoadedModel, drafter: Drafter | None, settings: Decode
         raise SpecvizError("a remote target must be decoder-only")
     k = {"greedy": 1, "spec": settings.beta}.get(settings.rule, settings.target_logprobs)
     return RemoteTarget(settings.target_url, settings.target_model, target.tokenizer, vocab, k,
-                        settings.target_timeout_s, settings.target_latency_ms)
+                        settings.target_timeout_s, settings.target_latency_ms, target.device)
 
 
 def generate(target: LoadedModel, drafter: Drafter | None, prompt: Prompt,

@@ -99,6 +99,9 @@ def test_the_baseline_is_one_request_per_token(server, embedded):
     run = Run(embedded, None, PROMPTS[0], greedy(server, max_new_tokens=6), chat=False)
     trace = [it for it in run]
     assert len(trace) == 6 and run.lm.calls == 6 and run.lm.requests == 6
+    assert run.lm.device == embedded.device   # its logits join the run's drafts and generator, a GPU's on a GPU
+    remote = RemoteTarget(server, MODEL, embedded.tokenizer, embedded.vocab_size, k=1, device="meta")
+    assert remote.logits(embedded.encode_prompt(PROMPTS[0], chat=False), last=2).device.type == "meta"
 
 
 def test_sampling_on_the_top_k_is_marked_approximate(server, embedded, tiny):

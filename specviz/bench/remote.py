@@ -174,7 +174,8 @@ def measure(target: LoadedModel, methods: list[tuple[str, Drafter | None, Decode
     clock = Clock(target.device)
     texts = pieces(target.tokenizer, target.vocab_size)
     for latency in latencies:
-        remote = RemoteTarget(url, model, target.tokenizer, target.vocab_size, k=1, latency_ms=latency)
+        remote = RemoteTarget(url, model, target.tokenizer, target.vocab_size, k=1, latency_ms=latency,
+                              device=target.device)
         for i, prompt in enumerate(prompts):
             prompt_ids = target.encode_prompt(prompt.text, chat=chat)
             start = clock.now()

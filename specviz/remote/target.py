@@ -40,11 +40,13 @@ SAMPLE_IDS = 16   # token texts compared with the server's, spread over the voca
 
 class RemoteTarget:
     def __init__(self, url: str, model: str, tokenizer: PreTrainedTokenizerBase, vocab: int, k: int,
-                 timeout_s: float = 30.0, latency_ms: float = 0.0):
+                 timeout_s: float = 30.0, latency_ms: float = 0.0, device: torch.device | str = "cpu"):
         """Connect to the server at `url` (its `/v1/models` says which engine it is and what it serves),
         and check that it tokenises like `tokenizer`. `k`: log-probabilities asked per position (ALL:
-        the whole distribution); `latency_ms`: added to every request, as a slower network would."""
+        the whole distribution); `latency_ms`: added to every request, as a slower network would;
+        `device`: where the run's drafts and generator are, which the logits join."""
         self.url = check_url(url)
+        self.device = torch.device(device)
         self.tokenizer = tokenizer
         self.timeout = timeout_s
         self.latency = latency_ms / 1000.0
@@ -101,7 +103,7 @@ class RemoteTarget:
                                         if self.server_time is not None else 0.0)
         self.unknown = None if self.k == ALL else max(
             max(0.0, 1.0 - sum(math.exp(v) for v in row.values())) for answer in answers for row in answer.logprobs)
-        return out
+        return out.to(self.device)
 
     def sendable(self, seq: list[int], draft: Draft) -> Draft:
         """The draft an engine that takes only text can be sent: the nodes whose path from the context
