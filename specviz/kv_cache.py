@@ -100,7 +100,9 @@ class CachedLM:
             out = self.model(input_ids=new, past_key_values=self.cache, use_cache=True,
                              output_hidden_states=hidden > 0, **extra)
         self.calls += 1
-        if self.latency:
+        if self.latency:   # after the pass's work, not beside it: a GPU returns before its kernels finish
+            if self.loaded.device.type == "cuda":
+                torch.cuda.synchronize(self.loaded.device)
             time.sleep(self.latency)
             self.network += self.latency
         if hidden:
