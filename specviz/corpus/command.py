@@ -39,7 +39,8 @@ def add_corpus_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--per-kind", type=int, default=24, help="heldout: prompts per kind (default 24)")
     parser.add_argument("--force", action="store_true", help="heldout: replace an existing held-out file")
     parser.add_argument("--dtype", default=None, choices=("float32", "bfloat16"),
-                        help="the target's dtype while answering (default: bfloat16 on a CPU with native bf16, "
+                        help="the target's dtype while answering (default: the GPU's half precision on a GPU, "
+                             "bfloat16 on a CPU with native bf16, "
                              "else float32)")
     parser.add_argument("--threads", type=at_least_one, default=None, help="CPU threads for torch")
     parser.add_argument("--dir", default=str(CORPUS_DIR), help=f"the corpus folder (default {CORPUS_DIR})")
@@ -78,14 +79,14 @@ def _target(args: argparse.Namespace):
     """The embedded target in the chosen dtype, and what a shard records about how it answered."""
     import torch
 
-    from specviz.device import native_bf16
+    from specviz.device import native_bf16, pick_device
     from specviz.models import load_model
 
     if args.threads:
         torch.set_num_threads(args.threads)
-    dtype = args.dtype or ("bfloat16" if native_bf16() else "float32")
+    dtype = args.dtype or (None if pick_device().type == "cuda" else "bfloat16" if native_bf16() else "float32")
     target = load_model(dtype=dtype)
-    return target, {"dtype": dtype, "threads": torch.get_num_threads(),
+    return target, {"dtype": str(target.dtype).removeprefix("torch."), "threads": torch.get_num_threads(),
                     "command": shlex.join(["python", "-m", "specviz", *sys.argv[1:]])}
 
 
