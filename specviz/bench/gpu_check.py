@@ -253,11 +253,11 @@ def paired_runs(engine, hf, draft: str, prompts: list[BenchPrompt], device: torc
     the median round's speed and the ratios' median and range."""
     out = []
     for method in (engine, hf):
-        reset_peak(device)
+        before = reset_peak(device)
         warm = [method.run(p) for p in prompts]
         longest = max(o.prompt_tokens for o in warm) + tokens + (method.spec.gamma or 0)
         out.append({"method": method.spec.name, "draft": draft, "rounds": [], "ids": [],
-                    "peak_mb": peak_mb(device, method.models, longest)})
+                    "peak_mb": peak_mb(device, method.models, longest, before)})
     for repeat in range(repeats):
         for run, method in zip(out, (engine, hf)):
             outcomes = [method.run(p) for p in prompts]

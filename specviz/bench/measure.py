@@ -68,9 +68,9 @@ def measure(methods: list[Method], prompts: list[BenchPrompt], repeats: int, war
 
 def _timed(method: Method, prompt: BenchPrompt, repeat: int) -> tuple[RunRecord, list[int]]:
     device = method.models[0].device
-    reset_peak(device)
+    before = reset_peak(device)
     out = method.run(prompt, repeat)
-    memory = peak_mb(device, method.models, out.prompt_tokens + len(out.ids) + (method.spec.gamma or 0))
+    memory = peak_mb(device, method.models, out.prompt_tokens + len(out.ids) + (method.spec.gamma or 0), before)
     return RunRecord(method.spec.name, prompt.id, prompt.category, repeat, len(out.ids), out.seconds, out.cpu_seconds,
                      None, None, memory, out.accepted, out.evaluated, out.iterations, out.c, out.draft_seconds,
                      out.verify_seconds, out.first_seconds, out.first_tokens), out.ids
