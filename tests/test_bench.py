@@ -74,14 +74,18 @@ def test_the_speedup_after_the_prefill_and_the_ceiling_the_prefill_sets(tiny):
     assert row[BASELINE, "all"].first_share == pytest.approx(0.6)
     assert row["engine ngram γ=4 rec off", "copy"].after_first.median == pytest.approx((2 / 0.2) / (3 / 0.8))
     assert row["engine ngram γ=4 rec on", "all"].after_first is None   # no first iteration measured
-    text = to_markdown(BenchResult({"device": "cpu", "device_name": "test", "platform": "x", "torch": "t",
-                                    "threads": 1, "transformers": "t", "dtype": "float32"},
-                                   {"target": "tiny", "drafters": ["ngram"], "gammas": [4], "temperature": 0,
-                                    "max_new_tokens": 4, "repeats": 2, "warmup": 0, "prompts": 2,
-                                    "categories": {"chat": 1, "copy": 1}, "memory_source": "x", "greedy": True},
-                                   "bench", "today", [m.spec for m in methods], rows, [], runs))
+    machine = {"device": "cpu", "device_name": "test", "platform": "x", "torch": "t", "threads": 1,
+               "transformers": "t", "dtype": "float32"}
+    result = BenchResult(machine, {"target": "tiny", "drafters": ["ngram"], "gammas": [4], "temperature": 0,
+                                   "max_new_tokens": 4, "repeats": 2, "warmup": 0, "prompts": 2,
+                                   "categories": {"chat": 1, "copy": 1}, "memory_source": "x", "greedy": True},
+                         "bench", "today", [m.spec for m in methods], rows, [], runs)
+    text = to_markdown(result)
     assert "| end-to-end ceiling 1/f | 1.67× | 1.67× |" in text and "| baseline: time before the first token | 60% |" \
         in text and "| engine ngram γ=4 rec off | 2.67× (2.67–2.67) |" in text
+    assert "host's share" not in text   # on a GPU the CPU-time ratios say what they leave out
+    assert "On a GPU it counts only the host's share" in to_markdown(replace(result, machine={**machine,
+                                                                                           "device": "cuda:0"}))
 
 
 def test_an_engine_run_times_its_first_iteration(tiny):

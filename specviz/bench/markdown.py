@@ -53,9 +53,12 @@ def to_markdown(result: BenchResult) -> str:
                       "" if not base[c] else f"{1 / base[c]:.2f}×" for c in categories) + " |"]
         lines += _by_category(result, categories, "after_first",
                               [s for s in result.methods if s.name != BASELINE and s.family != "hf"])
+    gpu = ("" if result.machine.get("device") == "cpu" else " On a GPU it counts only the host's share: the "
+           "kernels run on the device, and each method waits for them its own way (a synchronize may spin or "
+           "sleep), so these ratios compare the host's work, not the runs.")
     lines += ["", "### The same ratios from CPU time", "",
               "Process CPU time counts this run's work only (summed over torch's threads, so it is cleanest with "
-              "one); the wall clock above also measures what the machine's other processes took.", "",
+              f"one); the wall clock above also measures what the machine's other processes took.{gpu}", "",
               "| method | speedup (min–max) | recording overhead | vs transformers |", "| --- | --- | --- | --- |"]
     for row in result.rows:
         if row.category == ALL:
