@@ -109,7 +109,7 @@ def runs_with_progress(what: str, total: int, work: Callable[..., Iterable], arg
         raise
     finally:
         progress.empty()
-    if keep is not None:
+    if keep is not None and results:
         keep(results, waited)
     return results, waited
 
@@ -118,8 +118,8 @@ def study_with_progress(what: str, total: int, work: Callable[..., Iterable], ar
     """A study's runs (`runs_with_progress`; each item is the study so far) with a Stop button: the last
     study, with the time it queued, becomes the session's when the runs end or a click stops them."""
     stop = st.empty()
-    stop.button("Stop", key=f"stop {what}", help="Ends the study after the run under way; the runs finished "
-                "so far are kept and shown.")
+    stop.button("Stop", key=f"stop {what}", help="Ends the study now: the runs finished so far are kept and "
+                "shown, the one under way is dropped.")
 
     def kept(studies: list, waited: float) -> None:
         studies[-1].baseline.waited = waited
