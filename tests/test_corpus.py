@@ -64,6 +64,7 @@ def test_a_write_cut_short_leaves_the_shard_as_it_was(tmp_path, monkeypatch):
     with pytest.raises(KeyboardInterrupt):
         save_shard(path, [Record(np.array([1, 2], dtype=np.uint16), 1, "chat", "topic:y", 0.0, -1, "cd")] * 2, {})
     assert shard_paths(tmp_path) == [path] and [r.digest for r in load_records(tmp_path)] == ["ab"]
+    assert [p.name for p in path.parent.iterdir()] == ["one.npz"]   # and the half-written temporary is gone
 
 
 def test_a_damaged_shard_or_a_wrong_folder_is_a_one_line_error(tmp_path, capsys):
@@ -83,6 +84,7 @@ def test_a_damaged_shard_or_a_wrong_folder_is_a_one_line_error(tmp_path, capsys)
 
 
 def test_held_out_prompts_are_replaced_whole_or_not_at_all(tmp_path, monkeypatch):
+    from specviz import files
     from specviz.corpus import store
 
     with pytest.raises(SpecvizError, match="no held-out prompts at .*: python -m specviz corpus heldout writes them"):
@@ -92,7 +94,7 @@ def test_held_out_prompts_are_replaced_whole_or_not_at_all(tmp_path, monkeypatch
     def stopped(*args):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(store.os, "replace", stopped)
+    monkeypatch.setattr(files.os, "replace", stopped)
     with pytest.raises(KeyboardInterrupt):
         store.save_heldout([{"kind": "code", "messages": []}], tmp_path)
     assert load_heldout(tmp_path) == [{"kind": "chat", "messages": []}]

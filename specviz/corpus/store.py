@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,6 +29,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from specviz.errors import SpecvizError
+from specviz.files import write_whole
 
 if TYPE_CHECKING:
     from specviz.models import LoadedModel
@@ -88,10 +88,12 @@ def save_shard(path: Path, records: list[Record], meta: dict) -> None:
         "digest": np.array([r.digest for r in records], dtype=str),
         "meta": np.array(json.dumps({"format": FORMAT, "version": 1, **meta})),
     }
-    temporary = path.with_name(path.name + ".partial")   # not *.npz: a write cut short is never read as a shard
-    with open(temporary, "wb") as file:
-        np.savez_compressed(file, **arrays)
-    os.replace(temporary, path)
+
+    def write(temporary: Path) -> None:
+        with open(temporary, "wb") as file:   # a file, not a name: np.savez would end the name in .npz
+            np.savez_compressed(file, **arrays)
+
+    write_whole(path, write)
 
 
 def load_shard(path: Path) -> tuple[list[Record], dict]:
@@ -163,7 +165,5 @@ def load_heldout(folder: Path = CORPUS_DIR) -> list[dict]:
 def save_heldout(prompts: list[dict], folder: Path = CORPUS_DIR) -> None:
     path = folder / HELDOUT
     path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_name(path.name + ".partial")   # a stopped --force keeps the file it replaces
-    temporary.write_text(json.dumps({"format": FORMAT + "-heldout", "version": 1, "prompts": prompts},
-                                    ensure_ascii=False, indent=1) + "\n")
-    os.replace(temporary, path)
+    text = json.dumps({"format": FORMAT + "-heldout", "version": 1, "prompts": prompts}, ensure_ascii=False, indent=1)
+    write_whole(path, lambda temporary: temporary.write_text(text + "\n"))

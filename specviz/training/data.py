@@ -22,6 +22,7 @@ import torch
 from tqdm import tqdm
 from transformers import DynamicCache
 
+from specviz.files import write_whole
 from specviz.models import LoadedModel, cache_dir
 
 PROMPTS_DIR = Path(__file__).resolve().parents[2] / "assets" / "prompts"
@@ -153,9 +154,8 @@ def cached_samples(target: LoadedModel, split: str, fingerprint: str, max_new_to
         for chunk, samples in answer_in_batches(target, missing, max_new_tokens, top_k, batch_size, seed):
             share = (time.perf_counter() - began) / len(chunk)
             name = _digest(chunk)
-            torch.save([{"prompt": p, "seconds": share, **vars(s)} for p, s in zip(chunk, samples)],
-                       folder / f"{name}.tmp")
-            (folder / f"{name}.tmp").rename(folder / f"{name}.pt")
+            kept = [{"prompt": p, "seconds": share, **vars(s)} for p, s in zip(chunk, samples)]
+            write_whole(folder / f"{name}.pt", lambda temporary, kept=kept: torch.save(kept, temporary))
             answers.update(zip(chunk, samples))
             seconds.update(dict.fromkeys(chunk, share))
             began = time.perf_counter()

@@ -19,7 +19,6 @@ computed over the whole record, only the head's own attention sees the shorter c
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import warnings
 from pathlib import Path
@@ -28,6 +27,7 @@ import numpy as np
 import torch
 
 from specviz.corpus.store import Record
+from specviz.files import write_whole
 from specviz.models import LoadedModel, layer_states
 from specviz.training.data import Sample
 
@@ -88,12 +88,9 @@ class PrefilledRecords:
         """Write `sample` to the store (atomically); on a write error warn and store nothing more."""
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            torch.save(vars(sample), path.with_suffix(".tmp"))
-            path.with_suffix(".tmp").replace(path)
+            write_whole(path, lambda temporary: torch.save(vars(sample), temporary))
         except OSError as e:
             warnings.warn(f"feature store {self.store} stopped ({e}); later steps prefill as they go", stacklevel=2)
-            with contextlib.suppress(OSError):
-                path.with_suffix(".tmp").unlink(missing_ok=True)
             self.store = None
 
 

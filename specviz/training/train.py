@@ -34,6 +34,7 @@ from specviz.drafters.specdrafter import MaskPredictLM
 from specviz.drafters.tiny import TinyLM
 from specviz.drafters.weights import load_weights
 from specviz.errors import SpecvizError
+from specviz.files import write_whole
 from specviz.models import LoadedModel
 from specviz.training.batches import Batch, draft_vocabulary, index_map, make_batch
 from specviz.training.config import TrainConfig
@@ -253,9 +254,8 @@ def train(cfg: TrainConfig, target: LoadedModel, train_samples: list[Sample] | P
             bar.write(json.dumps({k: round(v, 4) for k, v in cfg.curve[-1].items()}))
         if checkpoint is not None and (validating or time.time() - saved_at > checkpoint_every_s):
             checkpoint.parent.mkdir(parents=True, exist_ok=True)
-            torch.save({"kind": cfg.kind, "step": step + 1, "model": model.state_dict(),
-                        "optimizer": optimizer.state_dict(), "curve": cfg.curve,
-                        "seconds": time.time() - began}, checkpoint.with_suffix(".tmp"))
-            checkpoint.with_suffix(".tmp").replace(checkpoint)
+            state = {"kind": cfg.kind, "step": step + 1, "model": model.state_dict(),
+                     "optimizer": optimizer.state_dict(), "curve": cfg.curve, "seconds": time.time() - began}
+            write_whole(checkpoint, lambda temporary, state=state: torch.save(state, temporary))
             saved_at = time.time()
     return model.eval()
