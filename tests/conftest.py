@@ -100,6 +100,17 @@ def tiny_llama_dirs(tmp_path_factory):
     return _saved_pair(tmp_path_factory, "tiny-llama", save_tiny_llama, (1, 2))
 
 
+@pytest.fixture
+def no_model_loads(monkeypatch):
+    """A command must refuse its bad input before it loads a model (seconds to minutes)."""
+    import specviz.models
+
+    def refused(*args, **kwargs):
+        raise AssertionError("a model was loaded before the input was checked")
+
+    monkeypatch.setattr(specviz.models, "load_model", refused)
+
+
 @pytest.fixture(scope="module")
 def small(tiny_llama_dirs):
     """The tiny target, frozen, on one thread: what the drafter and training tests draft against."""

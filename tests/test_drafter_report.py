@@ -106,13 +106,7 @@ def test_a_report_is_saved_after_each_head_so_a_stop_keeps_those_done(chatty, tm
     assert [[h["name"] for h in report["heads"]] for report in saved] == [["earlier", "EAGLE head (a)"]]
 
 
-def test_missing_heads_are_named_before_any_model_loads(capsys, monkeypatch, tmp_path):
-    import specviz.models
-
-    def refused(*args, **kwargs):
-        raise AssertionError("a model was loaded before the heads were checked")
-
-    monkeypatch.setattr(specviz.models, "load_model", refused)
+def test_missing_heads_are_named_before_any_model_loads(no_model_loads, capsys, tmp_path):
     a, b = tmp_path / "a.safetensors", tmp_path / "b.safetensors"
     assert main(["drafter-report", "--heads", str(a), str(b)]) == 2
     assert capsys.readouterr().err.strip() == f"error: no head at {a}, {b}"

@@ -7,17 +7,8 @@ import json
 
 import pytest
 
-import specviz.models
 from specviz.cli import main
 from specviz.training import command
-
-
-@pytest.fixture
-def no_model(monkeypatch):
-    def refused(*args, **kwargs):
-        raise AssertionError("a model was loaded before the settings were checked")
-
-    monkeypatch.setattr(specviz.models, "load_model", refused)
 
 
 @pytest.mark.parametrize("argv, said", [
@@ -28,7 +19,7 @@ def no_model(monkeypatch):
     (["--warmup", "-1"], "argument --warmup: must be a whole number >= 0, got -1"),
     (["--threads", "0"], "argument --threads: must be a whole number >= 1, got 0"),
 ])
-def test_counts_that_cannot_train_are_refused_by_the_parser(no_model, capsys, argv, said):
+def test_counts_that_cannot_train_are_refused_by_the_parser(no_model_loads, capsys, argv, said):
     with pytest.raises(SystemExit) as stop:
         main(["train-drafter", *argv])
     assert stop.value.code == 2 and said in capsys.readouterr().err
@@ -41,7 +32,7 @@ def test_counts_that_cannot_train_are_refused_by_the_parser(no_model, capsys, ar
      "a head of several feature layers learns from the corpus with training-time test: add --corpus --ttt"),
     (["--target", "some/model"], "--target trains a drafter for another model: name its weights file with --out"),
 ])
-def test_settings_that_cannot_train_are_refused_before_any_model_loads(no_model, capsys, argv, said):
+def test_settings_that_cannot_train_are_refused_before_any_model_loads(no_model_loads, capsys, argv, said):
     assert main(["train-drafter", *argv]) == 2
     assert said in capsys.readouterr().err
 
