@@ -26,7 +26,7 @@ b, t = st.columns(2)
 beta = b.number_input("β (top-β)", 1, trace.settings.record_top_k, min(3, trace.settings.record_top_k), key="rv_beta")
 tau = t.slider("τ (log-prob gap)", 0.0, 10.0, 1.0, step=0.5, key="rv_tau")
 run = trace.settings
-if run.verify == "sampling" and (run.temperature != 1 or run.top_k or run.top_p < 1):
+if not run.greedy and (run.temperature != 1 or run.top_k or run.top_p < 1):
     st.caption(f"This run sampled from p warped at T = {run.temperature:g}: the recorded log-prob gaps are "
                "rescaled to T = 1 (× T), as Spec-Verification reads them"
                + ("; its top-k / top-p cut left p = 0 outside, and such drafts fail at any β and τ."

@@ -289,9 +289,9 @@ def trace_stream(target, drafter, prompt: Prompt, settings, chat: bool = True) -
     """Work function for one run (its settings prepared first, `sizing.prepare`, with a `Status` while
     that sizes the pair): the trace's header (no iterations yet), each iteration, then its `Ending`."""
     from specviz.decoder import Run
-    from specviz.sizing import prepare
+    from specviz.sizing import prepare, sizes
 
-    sizing = drafter is not None and (settings.auto_size or settings.adaptive)
+    sizing = sizes(drafter, settings)
     if sizing:   # a pair's first sizing measures its verify cost and draft step: seconds to minutes, once
         yield Status("Sizing the draft for this pair (measured once, then read back)…")
     prepared = prepare(target, drafter, settings)

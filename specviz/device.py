@@ -74,14 +74,18 @@ def decoder_threads(cores: int | None = None) -> int:
     return max(1, cores - 1)
 
 
+def synchronize(device: torch.device) -> None:
+    """Wait for the device to finish its queued work (a GPU returns before its kernels do)."""
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+
 class Clock:
     """perf_counter that first waits for the device to finish its queued work."""
 
     def __init__(self, device: torch.device):
-        self.sync = torch.cuda.synchronize if device.type == "cuda" else None
         self.device = device
 
     def now(self) -> float:
-        if self.sync is not None:
-            self.sync(self.device)
+        synchronize(self.device)
         return time.perf_counter()

@@ -22,6 +22,7 @@ import time
 import torch
 from transformers import DynamicCache, EncoderDecoderCache
 
+from specviz.device import synchronize
 from specviz.errors import SpecvizError
 from specviz.models import LoadedModel, layer_states
 from specviz.tree import attention_mask, children, common_prefix, depths, is_chain
@@ -100,9 +101,8 @@ class CachedLM:
             out = self.model(input_ids=new, past_key_values=self.cache, use_cache=True,
                              output_hidden_states=hidden > 0, **extra)
         self.calls += 1
-        if self.latency:   # after the pass's work, not beside it: a GPU returns before its kernels finish
-            if self.loaded.device.type == "cuda":
-                torch.cuda.synchronize(self.loaded.device)
+        if self.latency:   # after the pass's work, not beside it
+            synchronize(self.loaded.device)
             time.sleep(self.latency)
             self.network += self.latency
         if hidden:

@@ -51,8 +51,7 @@ def spec_test(step: DraftStep, beta: int, tau: float, temperature: float = 1.0) 
 
 
 def reverify(trace: Trace, beta: int, tau: float) -> list[Reverified]:
-    s = trace.settings
-    temperature = s.temperature if s.verify == "sampling" and s.temperature > 0 else 1.0   # p's own (see above)
+    temperature = 1.0 if trace.settings.greedy else trace.settings.temperature   # p's own (see above)
     out = []
     for it in trace.iterations:
         passed = [spec_test(step, beta, tau, temperature) for step in it.drafts]

@@ -146,13 +146,18 @@ class Prepared:
     sizing: Sizing | None = None   # measured for the pair when the settings need it; None otherwise
 
 
+def sizes(drafter: Drafter | None, settings: DecodeSettings) -> bool:
+    """Whether `prepare` sizes the pair for these settings (measured once, then read back)."""
+    return drafter is not None and (settings.auto_size or settings.adaptive)
+
+
 def prepare(target: LoadedModel, drafter: Drafter | None, settings: DecodeSettings) -> Prepared:
     """The settings resolved for a run, and the pair's sizing where they need it (`size_for`). With
     `auto_size` and a drafter: the size predicted fastest in place of γ, top-k and budget (`auto_size`
     stays set, so the trace says where they came from); adaptive as well: the sizer's whole range, for
     the policy to choose from. `adaptive` alone keeps the settings' limits and hands over the sizing, the
     policy's prior and costs. Anything else as it is."""
-    if not (settings.auto_size or settings.adaptive) or drafter is None:
+    if not sizes(drafter, settings):
         return Prepared(settings)
     if target.is_encoder_decoder:   # the sizing times token trees, which an encoder-decoder cache cannot verify
         raise SpecvizError(f"{target.name} is an encoder-decoder model: the auto size and the adaptive length "
