@@ -5,10 +5,14 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pytest
 
 from specviz.cli import main
+from specviz.corpus.store import Record
+from specviz.errors import SpecvizError
 from specviz.training import command
+from specviz.training.config import TrainConfig
 
 
 @pytest.mark.parametrize("argv, said", [
@@ -31,6 +35,7 @@ def test_counts_that_cannot_train_are_refused_by_the_parser(no_model_loads, caps
     (["--feature-layers", "4,15,-1", "--ttt"],
      "a head of several feature layers learns from the corpus with training-time test: add --corpus --ttt"),
     (["--target", "some/model"], "--target trains a drafter for another model: name its weights file with --out"),
+    (["--first-record", "5"], "--first-record picks the corpus's records to learn from: it needs --corpus"),
 ])
 def test_settings_that_cannot_train_are_refused_before_any_model_loads(no_model_loads, capsys, argv, said):
     assert main(["train-drafter", *argv]) == 2
@@ -74,3 +79,18 @@ def test_checkpoints_are_never_resumed_or_discarded_silently(tiny_llama_dirs, tm
     assert f"stopped: the same command with --resume continues from {checkpoint}" in said
     assert out.read_bytes() == weights and json.loads(out.with_suffix(".json").read_text()) == card
     assert sorted(p.name for p in tmp_path.iterdir()) == ["cache", "head.json", "head.safetensors"]
+
+
+def test_first_record_learns_from_the_records_grown_since(small, monkeypatch):
+    records = [Record(np.arange(3, 9 + i, dtype=np.uint16), 3, ("chat", "math")[i % 2], "test", 0.0, -1, f"{i + 1:x}")
+               for i in range(6)]
+    monkeypatch.setattr("specviz.corpus.store.load_records", lambda **kwargs: records)
+    monkeypatch.setattr("specviz.corpus.store.shard_paths", lambda: [])
+    cfg = TrainConfig(corpus=True, first_record=4, top_k=4, window=16)
+    learnt, _, _, card = command.corpus_data(cfg, small)
+    assert learnt.lengths() == [len(r.tokens) for r in records[4:]]
+    assert card["corpus_records"] == 6 and card["first_record"] == 4 and card["kinds"] == {"chat": 1, "math": 1}
+    assert card["answer_tokens"] == sum(r.n_answer for r in records[4:])
+    cfg.first_record = 6
+    with pytest.raises(SpecvizError, match="--first-record 6: the corpus holds 6 training records, so none is left"):
+        command.corpus_data(cfg, small)

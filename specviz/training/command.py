@@ -18,7 +18,7 @@ from pathlib import Path
 from specviz.arguments import at_least_one, at_least_zero
 from specviz.training.config import KINDS, RESUMABLE, TrainConfig, run_key
 
-ZERO_MEANS_NONE = ("warmup", "draft_vocab", "sampled_answers", "train_prompts")   # 0: none, or the whole vocabulary
+ZERO_MEANS_NONE = ("warmup", "draft_vocab", "sampled_answers", "train_prompts", "first_record")   # 0: none, or all
 RESUMED_OPTIONS = [f"--{k.replace('_', '-')}" for k in RESUMABLE if k not in ("curve", "resumed_from")]
 
 
@@ -33,7 +33,7 @@ def add_train_arguments(parser: argparse.ArgumentParser) -> None:
                         "<kind>-smollm2-135m.safetensors; a JSON card is written beside it)")
     for name in ("steps", "batch_size", "warmup", "unroll", "block", "cuts", "draft_vocab", "max_new_tokens",
                  "sampled_answers", "train_prompts", "top_k", "eval_every", "eval_prompts", "eval_tokens", "seed",
-                 "window"):
+                 "window", "first_record"):
         count = int if name == "seed" else at_least_zero if name in ZERO_MEANS_NONE else at_least_one
         parser.add_argument(f"--{name.replace('_', '-')}", type=count, default=getattr(d, name))
     for name in ("lr", "ce_weight", "reg_weight", "noise"):
@@ -131,6 +131,8 @@ def check_arguments(args: argparse.Namespace) -> None:
 
     if args.store_features and not args.corpus:
         raise SpecvizError("--store-features keeps the corpus's prefilled features: it needs --corpus")
+    if args.first_record and not args.corpus:
+        raise SpecvizError("--first-record picks the corpus's records to learn from: it needs --corpus")
     if args.kind != "eagle" and (args.feature_layers or args.ttt):
         raise SpecvizError(f"--feature-layers and --ttt shape an EAGLE head: they need --kind eagle, not {args.kind}")
     layers = args.feature_layers.split(",") if args.feature_layers else []
@@ -187,9 +189,10 @@ def shipped_data(cfg: TrainConfig, target, mark: str):
 
 
 def corpus_data(cfg: TrainConfig, target, store: Path | None = None):
-    """The corpus's records, prefilled as training takes them (kept in `store` when given), and its
-    validation slice (`split_validation`; the held-out prompts stay unread). Returns (training records,
-    validation samples, the draft vocabulary, card)."""
+    """The corpus's training records from `first_record` on, prefilled as training takes them (kept in `store`
+    when given), and its validation slice (`split_validation`; the held-out prompts stay unread). Returns
+    (training records, validation samples, the draft vocabulary, card). The card's `corpus_records` counts the
+    training records up to the last one learnt from, the records' own figures those this run learnt from."""
     import json
     from collections import Counter
 
@@ -204,16 +207,20 @@ def corpus_data(cfg: TrainConfig, target, store: Path | None = None):
     if not records:
         raise SpecvizError(f"the corpus in {CORPUS_DIR} is empty: python -m specviz corpus grow adds answers")
     train_records, validation = split_validation(records)
+    if cfg.first_record >= len(train_records):
+        raise SpecvizError(f"--first-record {cfg.first_record}: the corpus holds {len(train_records)} training "
+                           "records, so none is left to learn from (python -m specviz corpus grow adds answers)")
     vocab = corpus_vocabulary([r.answer for r in train_records], cfg.draft_vocab, target.vocab_size)
-    prefilled = PrefilledRecords(target, train_records, cfg.layers, cfg.top_k, cfg.window, cfg.bf16, store)
+    learnt = train_records[cfg.first_record:]
+    prefilled = PrefilledRecords(target, learnt, cfg.layers, cfg.top_k, cfg.window, cfg.bf16, store)
     val_samples = PrefilledRecords(target, validation, cfg.layers, cfg.top_k, cfg.window, cfg.bf16, store).samples()
     seconds = sum(json.loads(str(np.load(p)["meta"])).get("seconds", 0) for p in shard_paths())
     return prefilled, val_samples, vocab, {
-        "corpus_records": len(train_records), "validation_records": len(validation),
-        "kinds": dict(Counter(r.kind for r in train_records)),
-        "prompt_tokens": sum(r.n_prompt for r in train_records),
-        "answer_tokens": sum(r.n_answer for r in train_records),
-        "greedy_answers": sum(r.temperature == 0 for r in train_records), "top_k": cfg.top_k, "window": cfg.window,
+        "corpus_records": len(train_records), "first_record": cfg.first_record, "validation_records": len(validation),
+        "kinds": dict(Counter(r.kind for r in learnt)),
+        "prompt_tokens": sum(r.n_prompt for r in learnt),
+        "answer_tokens": sum(r.n_answer for r in learnt),
+        "greedy_answers": sum(r.temperature == 0 for r in learnt), "top_k": cfg.top_k, "window": cfg.window,
         "features_stored": store is not None, "generation_s": round(seconds, 1)}
 
 

@@ -41,6 +41,8 @@ class TrainConfig:
     ttt: bool = False            # EAGLE: training-time test, `unroll` steps each on the head's own predictions
     corpus: bool = False         # learn from assets/corpus (features recomputed each step), not the shipped prompts
     window: int = 1024           # corpus: positions of a record the head attends over in training
+    first_record: int = 0        # corpus: learn from the training records from this one on; a warm start gives
+                                 # its card's `data.corpus_records` to learn only from records grown since
     out: str = ""
     resumed_from: int = 0        # the step a resumed run continued from (0: trained in one go)
     curve: list[dict] = field(default_factory=list, repr=False)
