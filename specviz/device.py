@@ -48,7 +48,6 @@ def pick_dtype(device: torch.device, dtype: str | None = None) -> torch.dtype:
     return torch.float32
 
 
-
 def native_bf16() -> bool:
     """Does this CPU compute bf16 in hardware (AVX512-BF16 or AMX), where bf16 runs faster than fp32?"""
     try:
@@ -56,6 +55,7 @@ def native_bf16() -> bool:
     except OSError:
         return False
     return any(flag in flags.split() for flag in ("avx512_bf16", "amx_bf16"))
+
 
 def decoder_threads(cores: int | None = None) -> int:
     """Torch CPU threads for a decoder that shares its host with a web server: every core but one.

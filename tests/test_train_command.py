@@ -42,6 +42,18 @@ def test_settings_that_cannot_train_are_refused_before_any_model_loads(no_model_
     assert said in capsys.readouterr().err
 
 
+def test_bf16_on_a_cpu_that_emulates_it_is_warned_of(no_model_loads, monkeypatch, capsys):
+    monkeypatch.setattr("specviz.device.native_bf16", lambda: False)
+    with pytest.raises(AssertionError, match="a model was loaded"):
+        main(["train-drafter", "--bf16", "--device", "cpu"])
+    assert "--bf16: this CPU has no bf16 instructions (AVX512-BF16 or AMX), so bf16 is emulated" in \
+        capsys.readouterr().err
+    monkeypatch.setattr("specviz.device.native_bf16", lambda: True)
+    with pytest.raises(AssertionError, match="a model was loaded"):
+        main(["train-drafter", "--bf16", "--device", "cpu"])
+    assert "bf16 is emulated" not in capsys.readouterr().err
+
+
 def test_checkpoints_are_never_resumed_or_discarded_silently(tiny_llama_dirs, tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("SPECVIZ_CACHE", str(tmp_path / "cache"))
     out = tmp_path / "head.safetensors"
