@@ -64,6 +64,9 @@ def test_checkpoints_are_never_resumed_or_discarded_silently(tiny_llama_dirs, tm
     assert "--feature-layers 99: the target has hidden states 0 to 2 (or -1 to -3 from the end)" in \
         capsys.readouterr().err
 
+    assert main([*run, "--top-k", "100000"]) == 2
+    assert "--top-k 100000: the target's vocabulary holds" in capsys.readouterr().err
+
     assert main([*run, "--resume"]) == 2
     said = capsys.readouterr().err
     assert "--resume: no checkpoint of a run with these settings" in said and "other settings" not in said

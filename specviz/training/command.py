@@ -71,6 +71,7 @@ def run_train(args: argparse.Namespace) -> None:
 
     from specviz.drafters import load_trained
     from specviz.drafters.weights import DRAFTERS_DIR, fingerprint, save_weights
+    from specviz.errors import SpecvizError
     from specviz.models import cache_dir, load_model
     from specviz.training.prefill import other_stores, store_folder
     from specviz.training.train import model_config, train
@@ -85,6 +86,8 @@ def run_train(args: argparse.Namespace) -> None:
     target = load_model(args.target, device=args.device, dtype="float32")
     target.model.requires_grad_(False)
     check_layers(cfg.layers, target.model.config.num_hidden_layers)
+    if cfg.top_k > target.vocab_size:
+        raise SpecvizError(f"--top-k {cfg.top_k}: the target's vocabulary holds {target.vocab_size} tokens")
     mark = fingerprint(target)
     checkpoint = cache_dir() / "training" / f"checkpoint-{cfg.kind}-{mark}-{run_key(cfg)}.pt"
     check_checkpoint(checkpoint, args.resume)
