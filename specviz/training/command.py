@@ -154,7 +154,7 @@ def check_arguments(args: argparse.Namespace) -> None:
 
     if args.bf16 and pick_device(args.device).type == "cpu" and not native_bf16():
         print("--bf16: this CPU has no bf16 instructions (AVX512-BF16 or AMX), so bf16 is emulated: a step runs "
-              "about 5x slower than in float32 here; leave --bf16 out on this machine", file=sys.stderr)
+              "about 6x slower than in float32 here; leave --bf16 out on this machine", file=sys.stderr)
 
 
 def check_layers(layers: tuple[int, ...], n_layers: int) -> None:
