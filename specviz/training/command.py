@@ -132,6 +132,7 @@ def run_train(args: argparse.Namespace) -> None:
 def check_arguments(args: argparse.Namespace) -> None:
     """Refuse settings that cannot train before any model loads or data is prepared (minutes); warn of bf16
     on a CPU that only emulates it."""
+    from specviz.device import native_bf16, pick_device
     from specviz.errors import SpecvizError
 
     if args.store_features and not args.corpus:
@@ -150,8 +151,6 @@ def check_arguments(args: argparse.Namespace) -> None:
     if args.target and not args.out:
         raise SpecvizError("--target trains a drafter for another model: name its weights file with --out "
                            "(the default is the embedded target's shipped drafter)")
-    from specviz.device import native_bf16, pick_device
-
     if args.bf16 and pick_device(args.device).type == "cpu" and not native_bf16():
         print("--bf16: this CPU has no bf16 instructions (AVX512-BF16 or AMX), so bf16 is emulated: a step runs "
               "about 6x slower than in float32 here; leave --bf16 out on this machine", file=sys.stderr)
