@@ -159,7 +159,7 @@ def test_a_trained_drafter_drafts_in_bfloat16_where_the_cpu_computes_it(embedded
     """bfloat16 packs every linear of the drafter, float32 only its LM head rows; the output stays the target's."""
     monkeypatch.setattr("specviz.drafters.layers.native_bf16", lambda: native)
     if native and not torch.ops.mkldnn._is_mkldnn_bf16_supported():
-        pytest.skip("this torch build has no oneDNN bfloat16 path")
+        pytest.skip("oneDNN has no bfloat16 path on this CPU (it needs AVX-512 or AMX) or in this torch build")
     drafter = build_drafter(kind, embedded)
     model = drafter.head if kind == "eagle" else drafter.lm
     dtype = next(model.parameters()).dtype
