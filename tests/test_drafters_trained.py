@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from importlib import import_module
 
 import pytest
 import torch
@@ -24,6 +23,7 @@ from specviz.drafters import (
     build_drafter,
     drafter_name,
     weights_digest,
+    weights_file,
 )
 from specviz.drafters.eagle import DEFAULT_WEIGHTS as EAGLE_WEIGHTS
 from specviz.drafters.layers import Block, BlockConfig, RotaryTable, apply_rotary, draft_dtype, rotary
@@ -69,7 +69,7 @@ def references(embedded):
 
 @pytest.mark.parametrize("kind", KINDS)
 def test_shipped_weights_and_card(kind):
-    path = import_module(f"specviz.drafters.{TRAINED[kind][0]}").DEFAULT_WEIGHTS
+    path = weights_file(kind)
     assert path.stat().st_size <= 20_000_000
     card = json.loads(path.with_suffix(".json").read_text())
     with safe_open(str(path), framework="pt") as f:
@@ -86,9 +86,8 @@ def test_proposals_are_distributions_over_the_full_vocabulary(embedded, drafters
     assert draft.q.dtype == torch.float32
     assert torch.allclose(draft.q.sum(-1), torch.ones(4), atol=1e-4)
     assert (draft.q[torch.arange(4), draft.tokens] > 0).all()
-    path = import_module(f"specviz.drafters.{TRAINED[kind][0]}").DEFAULT_WEIGHTS
-    with safe_open(str(path), framework="pt") as f:   # what it can draft: its vocabulary, or the tokens it counted
-        vocab = f.get_tensor("vocab" if "vocab" in f.keys() else "unigram_tokens")
+    with safe_open(str(weights_file(kind)), framework="pt") as f:
+        vocab = f.get_tensor("vocab")   # the draft vocabulary: the only tokens it can draft
     outside = torch.ones(embedded.vocab_size, dtype=torch.bool)
     outside[vocab] = False
     assert outside.any() and (draft.q[:, outside] == 0).all()

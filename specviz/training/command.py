@@ -71,7 +71,6 @@ def run_train(args: argparse.Namespace) -> None:
 
     from specviz.drafters import load_trained
     from specviz.drafters.weights import DRAFTERS_DIR, fingerprint, save_weights
-    from specviz.errors import SpecvizError
     from specviz.models import cache_dir, load_model
     from specviz.training.prefill import other_stores, store_folder
     from specviz.training.train import model_config, train
@@ -85,9 +84,7 @@ def run_train(args: argparse.Namespace) -> None:
     cfg.out = args.out or str(DRAFTERS_DIR / f"{args.kind}-smollm2-135m.safetensors")
     target = load_model(args.target, device=args.device, dtype="float32")
     target.model.requires_grad_(False)
-    check_layers(cfg.layers, target.model.config.num_hidden_layers)
-    if cfg.top_k > target.vocab_size:
-        raise SpecvizError(f"--top-k {cfg.top_k}: the target's vocabulary holds {target.vocab_size} tokens")
+    check_target(cfg, target.model.config.num_hidden_layers, target.vocab_size)
     mark = fingerprint(target)
     checkpoint = cache_dir() / "training" / f"checkpoint-{cfg.kind}-{mark}-{run_key(cfg)}.pt"
     check_checkpoint(checkpoint, args.resume)
@@ -156,13 +153,16 @@ def check_arguments(args: argparse.Namespace) -> None:
               "about 6x slower than in float32 here; leave --bf16 out on this machine", file=sys.stderr)
 
 
-def check_layers(layers: tuple[int, ...], n_layers: int) -> None:
-    """Feature layers index the target's hidden states: the embeddings (0), each layer's output, the final -1."""
+def check_target(cfg: TrainConfig, n_layers: int, vocab_size: int) -> None:
+    """Settings the loaded target must hold: feature layers index its hidden states (the embeddings 0, each
+    layer's output, the final -1), and the cached top-k cannot exceed its vocabulary."""
     from specviz.errors import SpecvizError
 
-    if wrong := [i for i in layers if not -(n_layers + 1) <= i <= n_layers]:
+    if wrong := [i for i in cfg.layers if not -(n_layers + 1) <= i <= n_layers]:
         raise SpecvizError(f"--feature-layers {','.join(map(str, wrong))}: the target has hidden states 0 to "
                            f"{n_layers} (or -1 to -{n_layers + 1} from the end)")
+    if cfg.top_k > vocab_size:
+        raise SpecvizError(f"--top-k {cfg.top_k}: the target's vocabulary holds {vocab_size} tokens")
 
 
 def check_checkpoint(checkpoint: Path, resume: bool) -> None:
