@@ -7,9 +7,8 @@ import pytest
 import torch
 
 from specviz import DecodeSettings, generate, load_model
-from specviz.drafters import DraftModelDrafter, NgramDrafter, build_drafter
+from specviz.drafters import DraftModelDrafter, NgramDrafter, build_drafter, layers
 from specviz.drafters.base import Draft
-from specviz.drafters.layers import draft_dtype
 from specviz.drafters.mixed import merge
 from specviz.errors import SpecvizError
 from specviz.kv_cache import CachedLM
@@ -75,31 +74,27 @@ def test_tree_drafts_reproduce_target_greedy(embedded, drafters, references, mon
 # that decoder made with `first_target` (the same 16 tokens, the same drafts). Since a draw inverts the cumulative
 # distribution with one uniform (`warpers.sample`) in place of torch.multinomial, which reads the generator
 # differently, the rows were recorded again by the decoder that, with torch.multinomial put back, drew the old ones.
-# Those rows are the drafters' in bfloat16, as they draft on a CPU with bf16 instructions (`layers.draft_dtype`);
-# on one without (AVX2 only) they draft in float32, from a q that differs in its low bits, and the float32 rows
-# are the same decoder's run there (the target's tokens at T = 1 follow the draws, so the tiny LM's differ too).
+# The drafters draft in float32 here on every CPU: where the CPU has bf16 instructions they would draft in
+# bfloat16 (`layers.draft_dtype`), from a q that differs in its low bits, and the draws would differ; a row for
+# that dtype could be recorded only on such a CPU, so each head would need two machines to ship.
 CHAINS = {
-    torch.bfloat16: {
-        "eagle": ([49, 2232, 47487, 1435, 282, 260, 6330, 42],
-                  [[2644, 7270, 288, 874], [2644, 3365, 450, 6743], [105, 28, 351, 5724]]),
-        "tiny": ([61, 1077, 277, 284, 948, 14101, 28, 260],
-                 [[33, 30, 14594, 933], [1287, 344, 494, 30], [6631, 28, 253, 5383]]),
-    },
-    torch.float32: {
-        "eagle": ([49, 2232, 47487, 1435, 282, 260, 6330, 42],
-                  [[2644, 6792, 284, 10036], [2644, 3365, 450, 6743], [216, 33, 40, 1056]]),
-        "tiny": ([61, 1126, 494, 494, 280, 494, 288, 294],
-                 [[33, 30, 14338, 16211], [1287, 344, 494, 33], [13701, 28, 253, 2644]]),
-    },
+    "eagle": ([49, 2232, 47487, 1435, 282, 260, 6330, 42],
+              [[2644, 6792, 284, 10036], [2644, 3365, 450, 6743], [216, 33, 40, 1056]]),
+    "tiny": ([61, 1126, 494, 494, 280, 494, 288, 294],
+             [[33, 30, 14338, 16211], [1287, 344, 494, 33], [13701, 28, 253, 2644]]),
 }
 
 
 @pytest.mark.parametrize("kind", ["eagle", "tiny"])
-def test_top_k_one_is_the_chain_drafted_before_trees(embedded, drafters, monkeypatch, kind):
-    drafts = recorded(drafters[kind], monkeypatch)
+def test_top_k_one_is_the_chain_drafted_before_trees(embedded, monkeypatch, kind):
+    monkeypatch.setattr(layers, "native_bf16", lambda: False)
+    assert layers.draft_dtype(embedded) == torch.float32
+    torch.set_num_threads(1)   # as the module's drafters
+    drafter = build_drafter(kind, embedded)
+    drafts = recorded(drafter, monkeypatch)
     settings = DecodeSettings(gamma=4, temperature=1.0, max_new_tokens=16, seed=3, branches=1)
-    trace = generate(embedded, drafters[kind], PROMPTS[1], settings)
-    generated, chains = CHAINS[draft_dtype(embedded)][kind]
+    trace = generate(embedded, drafter, PROMPTS[1], settings)
+    generated, chains = CHAINS[kind]
     assert trace.generated_ids[:8] == generated
     assert [d.tokens.tolist() for d in drafts[:3]] == chains
     assert all(is_chain(d.parents) and all(d.sampled) for d in drafts)
