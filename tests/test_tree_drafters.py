@@ -68,8 +68,9 @@ def test_tree_drafts_reproduce_target_greedy(embedded, drafters, references, mon
 
 # Drafts of the chain drafters before token trees (sampling at temperature 1, seed 3, γ 4; recorded with the
 # decoder of 24e1284^ and the shipped weights): top-k 1 must draw the very same tokens from the very same q.
-# The EAGLE head's row was recorded again for each head shipped since (fb84cdd, a26bc38, dc2046d), which that
-# decoder cannot load, with the decoder that had matched the row on the head before it: for it the row pins top-k 1.
+# The EAGLE head's row was recorded again for each head shipped since (fb84cdd, a26bc38, dc2046d, and the head of
+# 2026-11-28), which that decoder cannot load, with the decoder that had matched the row on the head before it:
+# for it the row pins top-k 1.
 # Since a feature drafter's prefill became its first iteration (the target's token first), the row is the run
 # that decoder made with `first_target` (the same 16 tokens, the same drafts). Since a draw inverts the cumulative
 # distribution with one uniform (`warpers.sample`) in place of torch.multinomial, which reads the generator
@@ -78,8 +79,8 @@ def test_tree_drafts_reproduce_target_greedy(embedded, drafters, references, mon
 # bfloat16 (`layers.draft_dtype`), from a q that differs in its low bits, and the draws would differ; a row for
 # that dtype could be recorded only on such a CPU, so each head would need two machines to ship.
 CHAINS = {
-    "eagle": ([49, 2232, 47487, 1435, 282, 260, 6330, 42],
-              [[2644, 6792, 284, 10036], [2644, 3365, 450, 6743], [216, 33, 40, 1056]]),
+    "eagle": ([49, 2159, 39166, 2644, 2643, 335, 260, 1171],
+              [[2644, 9014, 284, 9014], [2644, 2658, 332, 1677], [28, 284, 1037, 12900]]),
     "tiny": ([61, 1126, 494, 494, 280, 494, 288, 294],
              [[33, 30, 14338, 16211], [1287, 344, 494, 33], [13701, 28, 253, 2644]]),
 }
