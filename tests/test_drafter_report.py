@@ -29,16 +29,17 @@ HELDOUT = [{"kind": kind, "messages": [{"role": "user", "content": words}]}
            for kind, words in [("chat", "w1 w2 w3"), ("chat", "w4 w5"), ("code", "w6 w7 w8"), ("code", "w9")]]
 
 
-def head_file(target, path, vocab, layers=(-1,)):
+def head_file(target, path, vocab, layers=(-1,), depth=1):
     torch.manual_seed(len(vocab))
-    head = EagleHead.from_target(target, vocab, feature_layers=layers)
+    head = EagleHead.from_target(target, vocab, feature_layers=layers, layers=depth)
     save_weights(path, head.state_dict(), "eagle", model_config(TrainConfig(kind="eagle"), head), target)
     return path
 
 
 def test_heads_measured_on_the_same_prompts_with_their_coverage(chatty, tmp_path):
     whole = head_file(chatty, tmp_path / "whole.safetensors", torch.arange(chatty.vocab_size))
-    part = head_file(chatty, tmp_path / "part.safetensors", torch.arange(0, chatty.vocab_size, 2), layers=(0, 1))
+    part = head_file(chatty, tmp_path / "part.safetensors", torch.arange(0, chatty.vocab_size, 2), layers=(0, 1),
+                     depth=2)
     settings = ReportSettings(per_kind=1, max_new_tokens=6, gamma=3, tree=(2, 2, 3), temperatures=(0.0, 0.7))
     report = drafter_report(chatty, [whole, part], HELDOUT, settings)
 
@@ -55,9 +56,10 @@ def test_heads_measured_on_the_same_prompts_with_their_coverage(chatty, tmp_path
             assert row["chain"]["gamma"] == 3 and row["tree"]["gamma"] == 2 and row["chain"]["prompts"] == 1
             assert len(row["chain"]["by_position"]) == 3 and 1 <= row["tree"]["accepted_length"] <= 3
     assert report["heads"][0]["outside_draft_vocab"] == 0
-    assert report["heads"][1]["feature_layers"] == [0, 1]
+    assert report["heads"][1]["feature_layers"] == [0, 1] and [h["layers"] for h in report["heads"]] == [1, 2]
     text = markdown(report)
     assert "EAGLE head (whole)" in text and "EAGLE head (part)" in text and "| pos 3 |" in text
+    assert "| EAGLE head (part) | [0, 1] | 2 |" in text
 
 
 def test_an_earlier_reports_heads_are_kept_only_under_the_same_target_and_settings(tmp_path):

@@ -30,7 +30,10 @@ def test_counts_that_cannot_train_are_refused_by_the_parser(no_model_loads, caps
 
 
 @pytest.mark.parametrize("argv, said", [
-    (["--kind", "tiny", "--ttt"], "--feature-layers and --ttt shape an EAGLE head: they need --kind eagle, not tiny"),
+    (["--kind", "tiny", "--ttt"],
+     "--feature-layers, --head-layers and --ttt shape an EAGLE head: they need --kind eagle, not tiny"),
+    (["--kind", "medusa", "--head-layers", "2"],
+     "--feature-layers, --head-layers and --ttt shape an EAGLE head: they need --kind eagle, not medusa"),
     (["--feature-layers", "4,x"], "--feature-layers takes layer numbers separated by commas, e.g. 4,15,-1; got '4,x'"),
     (["--feature-layers", "4,15,-1", "--ttt"],
      "a head of several feature layers learns from the corpus with training-time test: add --corpus --ttt"),

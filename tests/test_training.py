@@ -10,6 +10,7 @@ import pytest
 import torch
 from scipy.stats import chisquare
 
+from specviz import DecodeSettings, generate
 from specviz.drafters import load_trained
 from specviz.drafters.eagle import EagleHead
 from specviz.drafters.layers import spread
@@ -196,9 +197,11 @@ def test_a_resumed_run_keeps_its_draft_vocabulary(small, samples, tmp_path):
     assert torch.equal(resumed.shared[-1].weight, first.shared[-1].weight)
 
 
-def test_eagle_head_steps_match_one_pass(small):
-    """Feeding positions one by one through the head's KV cache equals one causal pass."""
-    head = EagleHead.from_target(small, torch.arange(small.vocab_size)).eval()
+@pytest.mark.parametrize("depth", [1, 2])
+def test_eagle_head_steps_match_one_pass(small, depth):
+    """Feeding positions one by one through the head's KV caches (one per decoder layer) equals one causal
+    pass."""
+    head = EagleHead.from_target(small, torch.arange(small.vocab_size), std=0.3, layers=depth).eval()
     features, tokens = torch.randn(1, 6, head.config.hidden_size), torch.randint(0, 16, (1, 6))
     with torch.no_grad():
         whole, _ = head(features, tokens, torch.arange(6))
@@ -208,6 +211,36 @@ def test_eagle_head_steps_match_one_pass(small):
             out, cache = head(features[:, t:t + 1], tokens[:, t:t + 1], torch.tensor([t]), cache)
             steps.append(out)
     assert torch.allclose(torch.cat(steps, dim=1), whole, atol=1e-5)
+
+
+def test_a_deeper_eagle_head_grows_from_a_saved_one_and_drafts_as_the_target_decodes(small, samples, tmp_path):
+    """--head-layers 2 from a one-layer head: the saved layer, fuse and norm carry over, the new layer starts
+    small (so the first drafts are almost the saved head's), it trains, saves, reloads with two layers and drafts
+    in the decoder, whose greedy output stays the target's. A run may not drop a saved head's layers."""
+    vocab = torch.arange(small.vocab_size)
+    one = EagleHead.from_target(small, vocab, std=0.3)
+    path = tmp_path / "one.safetensors"
+    save_weights(path, one.state_dict(), "eagle", model_config(TrainConfig(), one), small)
+    grown = build_model(TrainConfig(init=str(path), head_layers=2), small, vocab).eval()
+    assert len(grown.deeper) == 1
+    assert all(torch.equal(grown.state_dict()[k], v.half().float()) for k, v in one.state_dict().items())
+    features, tokens = torch.randn(1, 5, one.config.hidden_size), torch.randint(0, 16, (1, 5))
+    with torch.no_grad():
+        before, after = one.eval()(features, tokens, torch.arange(5))[0], grown(features, tokens, torch.arange(5))[0]
+    assert not torch.equal(before, after) and torch.allclose(before, after, atol=0.1)
+
+    cfg = TrainConfig(steps=2, batch_size=4, eval_every=2, init=str(path), head_layers=2)
+    model = train(cfg, small, samples[:2], samples, None, progress=False)
+    deeper = tmp_path / "two.safetensors"
+    save_weights(deeper, model.state_dict(), "eagle", model_config(cfg, model), small)
+    drafter = load_trained("eagle", small, deeper)
+    assert len(drafter.head.deeper) == 1
+    settings = DecodeSettings(temperature=0.0, gamma=3, max_new_tokens=12)
+    alone = generate(small, None, "w1 w2 w3", settings, chat=False)
+    drafted = generate(small, drafter, "w1 w2 w3", replace(settings, branches=2, nodes=5), chat=False)
+    assert drafted.generated_ids == alone.generated_ids and sum(it.drafted for it in drafted.iterations) > 0
+    with pytest.raises(SpecvizError, match="runs 2 decoder layers: a run may keep or add layers"):
+        build_model(TrainConfig(init=str(deeper)), small, vocab)
 
 
 def test_spec_drafter_can_start_from_a_tiny_lm(small, tmp_path):

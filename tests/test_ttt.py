@@ -27,12 +27,14 @@ def test_the_mask_sees_the_context_then_the_chain():
     assert ttt_mask(1, 3, torch.device("cpu")).int().tolist() == [[1, 0, 0], [1, 1, 0], [1, 1, 1]]
 
 
-@pytest.mark.parametrize("layers", [(-1,), (0, 1, 2)])
-def test_unrolled_steps_equal_drafting_chains(small, layers):
+@pytest.mark.parametrize("layers, depth", [((-1,), 1), ((0, 1, 2), 1), ((0, 1, 2), 2)])
+def test_unrolled_steps_equal_drafting_chains(small, layers, depth):
     """Step j at position s equals a draft chain rooted at r = s − j + 1: the head over the true features
-    up to r, then j − 1 steps each fed the previous prediction and the next true token."""
+    up to r, then j − 1 steps each fed the previous prediction and the next true token; with one decoder
+    layer or two."""
     torch.manual_seed(0)
-    head = EagleHead.from_target(small, torch.arange(small.vocab_size), std=0.3, feature_layers=layers).eval()
+    head = EagleHead.from_target(small, torch.arange(small.vocab_size), std=0.3, feature_layers=layers,
+                                 layers=depth).eval()
     length, steps = 9, 4
     tokens = torch.randint(3, small.vocab_size, (1, length + 1))
     with torch.no_grad():

@@ -22,6 +22,11 @@ one feature (fuse: [h_l; h_m; h_h] -> d) before the fusion with the token. Its o
 need no fusing: they are already what the layer computes. The single-layer head (`feature_layers`
 (-1,), the final normed state) is the first EAGLE's and stays loadable.
 
+Both papers' heads run one decoder layer. A head may run more (`layers`): the first is `block`, as in
+every head saved before, the others `deeper`, each on the residual stream the one before it left, with a
+KV cache of its own. A deeper head is grown from a trained one (`train-drafter --init … --head-layers 2`):
+its new layers start small, so it first drafts almost as the head it grew from.
+
 A state inside the target's residual stream grows with depth and carries a few huge dimensions
 (SmolLM2-135M: RMS 6.6 at layer 4 and 28 at layer 29, single entries above 500, against 1.9 for the
 final normed state), so each one is scaled to unit RMS, h / sqrt(mean(h²) + ε), before the fuse: the
@@ -59,11 +64,11 @@ DEFAULT_WEIGHTS = DRAFTERS_DIR / "eagle-smollm2-135m.safetensors"
 
 
 class EagleHead(nn.Module):
-    """fc([f_t; e(x_{t+1})]) -> decoder layer -> norm = f̂_{t+1}; logits = LM head(f̂_{t+1}); with
+    """fc([f_t; e(x_{t+1})]) -> `layers` decoder layers -> norm = f̂_{t+1}; logits = LM head(f̂_{t+1}); with
     several `feature_layers`, f_t = fuse([h_l; h_m; h_h]) of the target's states at those layers."""
 
     def __init__(self, c: BlockConfig, target: LoadedModel, vocab: torch.Tensor,
-                 feature_layers: tuple[int, ...] = (-1,)):
+                 feature_layers: tuple[int, ...] = (-1,), layers: int = 1):
         super().__init__()
         self.config = c
         self.feature_layers = tuple(feature_layers)
@@ -73,6 +78,7 @@ class EagleHead(nn.Module):
             self.fuse = nn.Linear(len(self.feature_layers) * c.hidden_size, c.hidden_size, bias=False)
         self.fc = nn.Linear(2 * c.hidden_size, c.hidden_size)
         self.block = Block(c)
+        self.deeper = nn.ModuleList(Block(c) for _ in range(layers - 1))
         self.norm = RMSNorm(c.hidden_size, c.rms_norm_eps)
         self.register_buffer("vocab", vocab.to(target.device))
         # the target's frozen embedding and LM head rows, held outside the module's parameters
@@ -80,14 +86,15 @@ class EagleHead(nn.Module):
 
     @classmethod
     def from_target(cls, target: LoadedModel, vocab: torch.Tensor, std: float = 0.02,
-                    feature_layers: tuple[int, ...] = (-1,)) -> EagleHead:
-        """A fresh head that starts by passing f_t through: fc = [I | small], a small random
-        decoder layer on the residual stream, and the target's final norm weights; a fused head's
+                    feature_layers: tuple[int, ...] = (-1,), layers: int = 1) -> EagleHead:
+        """A fresh head that starts by passing f_t through: fc = [I | small], small random
+        decoder layers on the residual stream, and the target's final norm weights; a fused head's
         fuse starts as [small | small | I], the highest layer's state."""
-        head = cls(BlockConfig.from_target(target.model.config), target, vocab, feature_layers).to(target.device)
+        head = cls(BlockConfig.from_target(target.model.config), target, vocab, feature_layers, layers)
+        head = head.to(target.device)
         d = head.config.hidden_size
         with torch.no_grad():
-            for module in head.block.modules():
+            for module in [*head.block.modules(), *head.deeper.modules()]:
                 if isinstance(module, nn.Linear):
                     nn.init.normal_(module.weight, std=std)
             nn.init.normal_(head.fc.weight, std=std)
@@ -110,12 +117,15 @@ class EagleHead(nn.Module):
                                     if residual else h for h, residual in zip(parts, self.residual)], dim=-1))
 
     def forward(self, features: torch.Tensor, tokens: torch.Tensor, positions: torch.Tensor,
-                past: KV | None = None, mask: torch.Tensor | None = None) -> tuple[torch.Tensor, KV]:
-        """features [B, T, d] (f_t), tokens [B, T] (x_{t+1}), positions [T] (t) -> f̂ [B, T, d], cache;
-        `mask` [T, past + T] for a token tree (see `layers.frontier`), else causal."""
+                past: list[KV] | None = None, mask: torch.Tensor | None = None) -> tuple[torch.Tensor, list[KV]]:
+        """features [B, T, d] (f_t), tokens [B, T] (x_{t+1}), positions [T] (t) -> f̂ [B, T, d], each layer's
+        cache; `mask` [T, past + T] for a token tree (see `layers.frontier`), else causal."""
         embed = self.shared[0](tokens).to(features.dtype)
-        h, cache = self.block(self.fc(torch.cat([features, embed], dim=-1)), positions, past, mask)
-        return self.norm(h), cache
+        h, caches = self.fc(torch.cat([features, embed], dim=-1)), []
+        for i, block in enumerate([self.block, *self.deeper]):
+            h, cache = block(h, positions, past[i] if past else None, mask)
+            caches.append(cache)
+        return self.norm(h), caches
 
     def logits(self, predicted: torch.Tensor) -> torch.Tensor:
         """Logits over the draft vocabulary [..., N]."""
@@ -136,7 +146,7 @@ class EagleDrafter(Drafter):
         self.device, self.dtype = p.device, p.dtype
         self.prompt: list[int] = []
         self.features: list[torch.Tensor] = []
-        self.cache: KV | None = None
+        self.cache: list[KV] | None = None
         self.cached = 0  # committed positions up to which `cache` holds true target features
         self.start = 0   # the first committed position in `cache` (`WINDOW`); head positions count from it
 
@@ -165,7 +175,7 @@ class EagleDrafter(Drafter):
         if self.cache is None:   # the first draft: the head reads the last WINDOW positions at most
             self.start = self.cached = max(0, known - WINDOW)
         else:
-            self.cache = crop(self.cache, self.cached - self.start)  # drop the last draft's nodes
+            self.cache = [crop(c, self.cached - self.start) for c in self.cache]  # drop the last draft's nodes
         new = torch.arange(self.cached - self.start, known - self.start, device=self.device)
         tokens = torch.tensor(seq[self.cached + 1: known + 1], device=self.device)
         predicted, self.cache = self.head(feats[self.cached:known][None], tokens[None], new, self.cache)
@@ -199,7 +209,8 @@ def load_eagle(target: LoadedModel, path: Path | None = None) -> EagleDrafter:
     path = Path(path) if path else DEFAULT_WEIGHTS
     state, config = load_weights(path, KIND, target)
     layers = tuple(config.pop("feature_layers", (-1,)))  # heads saved before EAGLE-3 read the last layer
-    head = EagleHead(BlockConfig(**config), target, state["vocab"], layers)
+    depth = config.pop("layers", 1)   # and before deeper heads, one decoder layer
+    head = EagleHead(BlockConfig(**config), target, state["vocab"], layers, depth)
     head.load_state_dict(state)
     head = head.to(device=target.device, dtype=draft_dtype(target))
     pack_head(head)

@@ -33,7 +33,7 @@ def add_train_arguments(parser: argparse.ArgumentParser) -> None:
                         "<kind>-smollm2-135m.safetensors; a JSON card is written beside it)")
     for name in ("steps", "batch_size", "warmup", "unroll", "block", "cuts", "draft_vocab", "max_new_tokens",
                  "sampled_answers", "train_prompts", "top_k", "eval_every", "eval_prompts", "eval_tokens", "seed",
-                 "window", "first_record"):
+                 "window", "first_record", "head_layers"):
         count = int if name == "seed" else at_least_zero if name in ZERO_MEANS_NONE else at_least_one
         parser.add_argument(f"--{name.replace('_', '-')}", type=count, default=getattr(d, name))
     for name in ("lr", "ce_weight", "reg_weight", "noise"):
@@ -136,8 +136,9 @@ def check_arguments(args: argparse.Namespace) -> None:
         raise SpecvizError("--store-features keeps the corpus's prefilled features: it needs --corpus")
     if args.first_record and not args.corpus:
         raise SpecvizError("--first-record picks the corpus's records to learn from: it needs --corpus")
-    if args.kind != "eagle" and (args.feature_layers or args.ttt):
-        raise SpecvizError(f"--feature-layers and --ttt shape an EAGLE head: they need --kind eagle, not {args.kind}")
+    if args.kind != "eagle" and (args.feature_layers or args.ttt or args.head_layers != 1):
+        raise SpecvizError(f"--feature-layers, --head-layers and --ttt shape an EAGLE head: they need --kind eagle, "
+                           f"not {args.kind}")
     layers = args.feature_layers.split(",") if args.feature_layers else []
     if not all(x.strip().lstrip("-").isdigit() for x in layers):
         raise SpecvizError(f"--feature-layers takes layer numbers separated by commas, e.g. 4,15,-1; got "

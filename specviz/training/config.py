@@ -38,6 +38,7 @@ class TrainConfig:
     bf16: bool = False           # train under bf16 autocast (about 1.6× faster steps on an AVX512-BF16 CPU)
     feature_layers: str = ""     # EAGLE: the target's hidden states the head reads, e.g. "4,15,27" (EAGLE-3);
                                  # "" = the final normed state alone (the first EAGLE)
+    head_layers: int = 1         # EAGLE: decoder layers in the head (EAGLE's and EAGLE-3's run one)
     ttt: bool = False            # EAGLE: training-time test, `unroll` steps each on the head's own predictions
     corpus: bool = False         # learn from assets/corpus (features recomputed each step), not the shipped prompts
     window: int = 1024           # corpus: positions of a record the head attends over in training

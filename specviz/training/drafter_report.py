@@ -161,6 +161,7 @@ def drafter_report(target, heads: list[Path], heldout: list[dict], settings: Rep
         vocab = drafter.head.vocab.tolist()
         report["heads"].append({
             "weights": str(path), "name": drafter.name, "feature_layers": list(drafter.head.feature_layers),
+            "layers": 1 + len(drafter.head.deeper),
             "draft_vocab": len(vocab), "greedy_tokens": len(greedy_tokens),
             "outside_draft_vocab": outside_share(vocab, greedy_tokens), "rows": rows,
             "card": {k: card.get(k) for k in ("data", "training", "wall_time_s", "threads", "command", "curve")}})
@@ -190,11 +191,11 @@ def markdown(report: dict) -> str:
             positions = " | ".join(_f(a) for a in c["by_position"])
             lines.append(f"| {head['name']} | {row['temperature']:g} | {row['kind']} | {c['alpha']:.3f} | {positions} "
                          f"| {c['accepted_length']:.2f} | {t['accepted_length']:.2f} |")
-    lines += ["", "| head | feature layers | draft vocabulary | target's greedy tokens outside it |",
-              "|---|---|---|---|"]
+    lines += ["", "| head | feature layers | decoder layers | draft vocabulary | target's greedy tokens outside it |",
+              "|---|---|---|---|---|"]
     for head in report["heads"]:
         outside = head["outside_draft_vocab"]
-        lines.append(f"| {head['name']} | {head['feature_layers']} | {head['draft_vocab']} | "
+        lines.append(f"| {head['name']} | {head['feature_layers']} | {head.get('layers', 1)} | {head['draft_vocab']} | "
                      f"{'–' if outside is None else f'{outside:.1%}'} of {head['greedy_tokens']} |")
     for head in report["heads"]:
         card = head["card"]

@@ -48,13 +48,18 @@ def build_model(cfg: TrainConfig, target: LoadedModel, vocab: torch.Tensor) -> t
     if cfg.kind == "eagle" and cfg.init:   # a warm start: a trained head goes on learning, over `vocab` (`widened`)
         state, config = load_weights(Path(cfg.init), "eagle", target)
         layers = tuple(config.get("feature_layers", (-1,)))
-        head = EagleHead.from_target(target, vocab, feature_layers=cfg.layers)
+        head = EagleHead.from_target(target, vocab, feature_layers=cfg.layers, layers=cfg.head_layers)
         if layers != cfg.layers:
             state = state | {"fuse.weight": grown_fuse(head, layers, cfg.init)}
-        head.load_state_dict(state | {"vocab": vocab})
+        saved = config.get("layers", 1)
+        if saved > cfg.head_layers:
+            raise SpecvizError(f"{cfg.init} runs {saved} decoder layers: a run may keep or add layers "
+                               f"(--head-layers {saved} or more), not drop them")
+        fresh = {k: v for k, v in head.state_dict().items() if k.startswith("deeper.")}
+        head.load_state_dict(fresh | state | {"vocab": vocab})   # the layers it adds keep their small start
         return head
     if cfg.kind == "eagle":
-        return EagleHead.from_target(target, vocab, feature_layers=cfg.layers)
+        return EagleHead.from_target(target, vocab, feature_layers=cfg.layers, layers=cfg.head_layers)
     if cfg.kind == "medusa":
         return MedusaHeads.from_target(target, vocab, cfg.block)
     if cfg.kind == "specdrafter":
@@ -86,7 +91,7 @@ def grown_fuse(head: EagleHead, layers: tuple[int, ...], init: str) -> torch.Ten
 def model_config(cfg: TrainConfig, model: torch.nn.Module) -> dict:
     """What the kind's loader (`drafters.load_trained`) rebuilds the module from."""
     if cfg.kind == "eagle":
-        return model.config.to_dict() | {"feature_layers": list(model.feature_layers)}
+        return model.config.to_dict() | {"feature_layers": list(model.feature_layers), "layers": 1 + len(model.deeper)}
     if cfg.kind == "medusa":
         return model.config
     layers = {"block": model.config.to_dict(), "n_layers": len(model.blocks)}
