@@ -94,7 +94,7 @@ class EagleHead(nn.Module):
         head = head.to(target.device)
         d = head.config.hidden_size
         with torch.no_grad():
-            for module in [*head.block.modules(), *head.deeper.modules()]:
+            for module in (m for block in head.blocks for m in block.modules()):
                 if isinstance(module, nn.Linear):
                     nn.init.normal_(module.weight, std=std)
             nn.init.normal_(head.fc.weight, std=std)
@@ -122,10 +122,15 @@ class EagleHead(nn.Module):
         cache; `mask` [T, past + T] for a token tree (see `layers.frontier`), else causal."""
         embed = self.shared[0](tokens).to(features.dtype)
         h, caches = self.fc(torch.cat([features, embed], dim=-1)), []
-        for i, block in enumerate([self.block, *self.deeper]):
+        for i, block in enumerate(self.blocks):
             h, cache = block(h, positions, past[i] if past else None, mask)
             caches.append(cache)
         return self.norm(h), caches
+
+    @property
+    def blocks(self) -> list[Block]:
+        """The decoder layers in order: `block`, then `deeper`."""
+        return [self.block, *self.deeper]
 
     def logits(self, predicted: torch.Tensor) -> torch.Tensor:
         """Logits over the draft vocabulary [..., N]."""

@@ -161,7 +161,7 @@ def drafter_report(target, heads: list[Path], heldout: list[dict], settings: Rep
         vocab = drafter.head.vocab.tolist()
         report["heads"].append({
             "weights": str(path), "name": drafter.name, "feature_layers": list(drafter.head.feature_layers),
-            "layers": 1 + len(drafter.head.deeper),
+            "layers": len(drafter.head.blocks),
             "draft_vocab": len(vocab), "greedy_tokens": len(greedy_tokens),
             "outside_draft_vocab": outside_share(vocab, greedy_tokens), "rows": rows,
             "card": {k: card.get(k) for k in ("data", "training", "wall_time_s", "threads", "command", "curve")}})

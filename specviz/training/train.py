@@ -47,14 +47,13 @@ from specviz.training.ttt import unrolled
 def build_model(cfg: TrainConfig, target: LoadedModel, vocab: torch.Tensor) -> torch.nn.Module:
     if cfg.kind == "eagle" and cfg.init:   # a warm start: a trained head goes on learning, over `vocab` (`widened`)
         state, config = load_weights(Path(cfg.init), "eagle", target)
-        layers = tuple(config.get("feature_layers", (-1,)))
-        head = EagleHead.from_target(target, vocab, feature_layers=cfg.layers, layers=cfg.head_layers)
-        if layers != cfg.layers:
-            state = state | {"fuse.weight": grown_fuse(head, layers, cfg.init)}
-        saved = config.get("layers", 1)
+        layers, saved = tuple(config.get("feature_layers", (-1,))), config.get("layers", 1)
         if saved > cfg.head_layers:
             raise SpecvizError(f"{cfg.init} runs {saved} decoder layers: a run may keep or add layers "
                                f"(--head-layers {saved} or more), not drop them")
+        head = EagleHead.from_target(target, vocab, feature_layers=cfg.layers, layers=cfg.head_layers)
+        if layers != cfg.layers:
+            state = state | {"fuse.weight": grown_fuse(head, layers, cfg.init)}
         fresh = {k: v for k, v in head.state_dict().items() if k.startswith("deeper.")}
         head.load_state_dict(fresh | state | {"vocab": vocab})   # the layers it adds keep their small start
         return head
@@ -91,7 +90,7 @@ def grown_fuse(head: EagleHead, layers: tuple[int, ...], init: str) -> torch.Ten
 def model_config(cfg: TrainConfig, model: torch.nn.Module) -> dict:
     """What the kind's loader (`drafters.load_trained`) rebuilds the module from."""
     if cfg.kind == "eagle":
-        return model.config.to_dict() | {"feature_layers": list(model.feature_layers), "layers": 1 + len(model.deeper)}
+        return model.config.to_dict() | {"feature_layers": list(model.feature_layers), "layers": len(model.blocks)}
     if cfg.kind == "medusa":
         return model.config
     layers = {"block": model.config.to_dict(), "n_layers": len(model.blocks)}
