@@ -3,6 +3,7 @@ resumed or discarded silently, and weights that land at --out only once the run 
 
 from __future__ import annotations
 
+import argparse
 import json
 
 import numpy as np
@@ -43,6 +44,16 @@ def test_counts_that_cannot_train_are_refused_by_the_parser(no_model_loads, caps
 def test_settings_that_cannot_train_are_refused_before_any_model_loads(no_model_loads, capsys, argv, said):
     assert main(["train-drafter", *argv]) == 2
     assert said in capsys.readouterr().err
+
+
+def test_every_option_says_what_it_does(no_model_loads):
+    """`train-drafter --help` explains each option, the counts made in a loop among them, with its default."""
+    parser = argparse.ArgumentParser()
+    command.add_train_arguments(parser)
+    options = [action for action in parser._actions if action.option_strings and action.dest != "help"]
+    assert all(action.help for action in options), [a.dest for a in options if not a.help]
+    by_name = {action.dest: action.help for action in options}
+    assert "decoder layers in the head" in by_name["head_layers"] and "(default: %(default)s)" in by_name["steps"]
 
 
 def test_bf16_on_a_cpu_that_emulates_it_is_warned_of(no_model_loads, monkeypatch, capsys):

@@ -12,7 +12,7 @@ import json
 import shlex
 import sys
 import time
-from dataclasses import asdict
+from dataclasses import asdict, fields
 from pathlib import Path
 
 from specviz.arguments import at_least_one, at_least_zero
@@ -35,9 +35,9 @@ def add_train_arguments(parser: argparse.ArgumentParser) -> None:
                  "sampled_answers", "train_prompts", "top_k", "eval_every", "eval_prompts", "eval_tokens", "seed",
                  "window", "first_record", "head_layers"):
         count = int if name == "seed" else at_least_zero if name in ZERO_MEANS_NONE else at_least_one
-        parser.add_argument(f"--{name.replace('_', '-')}", type=count, default=getattr(d, name))
+        parser.add_argument(f"--{name.replace('_', '-')}", type=count, default=getattr(d, name), help=knob_help(name))
     for name in ("lr", "ce_weight", "reg_weight", "noise"):
-        parser.add_argument(f"--{name.replace('_', '-')}", type=float, default=getattr(d, name))
+        parser.add_argument(f"--{name.replace('_', '-')}", type=float, default=getattr(d, name), help=knob_help(name))
     parser.add_argument("--init", default=d.init,
                         help="specdrafter: start its layers and norm from this tiny LM weights file (train-drafter "
                              "--kind tiny writes one; default: copies of the target's first layers); eagle: go on "
@@ -64,6 +64,12 @@ def add_train_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--resume", action="store_true", help="continue from the checkpoint of an interrupted run")
     parser.add_argument("--threads", type=at_least_one, default=None,
                         help="CPU threads for torch (1 is fastest on a busy 2-core machine)")
+
+
+def knob_help(name: str) -> str:
+    """The help of the option of `TrainConfig.name` (`config.knob`), with its default."""
+    knob = next(f for f in fields(TrainConfig) if f.name == name)
+    return f"{knob.metadata['help']} (default: %(default)s)"
 
 
 def run_train(args: argparse.Namespace) -> None:
