@@ -31,13 +31,12 @@ def add_train_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--device", default=None, help="cuda, cpu ... (default: cuda when available)")
     parser.add_argument("--out", default=None, help="weights file (default: the shipped assets/drafters/"
                         "<kind>-smollm2-135m.safetensors; a JSON card is written beside it)")
-    for name in ("steps", "batch_size", "warmup", "unroll", "block", "cuts", "draft_vocab", "max_new_tokens",
-                 "sampled_answers", "train_prompts", "top_k", "eval_every", "eval_prompts", "eval_tokens", "seed",
-                 "window", "first_record", "head_layers"):
-        count = int if name == "seed" else at_least_zero if name in ZERO_MEANS_NONE else at_least_one
-        parser.add_argument(f"--{name.replace('_', '-')}", type=count, default=getattr(d, name), help=knob_help(name))
-    for name in ("lr", "ce_weight", "reg_weight", "noise"):
-        parser.add_argument(f"--{name.replace('_', '-')}", type=float, default=getattr(d, name), help=knob_help(name))
+    for knob in (f for f in fields(TrainConfig) if "help" in f.metadata):   # the counts and rates (`config.knob`)
+        default = getattr(d, knob.name)
+        kind = float if isinstance(default, float) else int if knob.name == "seed" else \
+            at_least_zero if knob.name in ZERO_MEANS_NONE else at_least_one
+        parser.add_argument(f"--{knob.name.replace('_', '-')}", type=kind, default=default,
+                            help=f"{knob.metadata['help']} (default: %(default)s)")
     parser.add_argument("--init", default=d.init,
                         help="specdrafter: start its layers and norm from this tiny LM weights file (train-drafter "
                              "--kind tiny writes one; default: copies of the target's first layers); eagle: go on "
@@ -64,12 +63,6 @@ def add_train_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--resume", action="store_true", help="continue from the checkpoint of an interrupted run")
     parser.add_argument("--threads", type=at_least_one, default=None,
                         help="CPU threads for torch (1 is fastest on a busy 2-core machine)")
-
-
-def knob_help(name: str) -> str:
-    """The help of the option of `TrainConfig.name` (`config.knob`), with its default."""
-    knob = next(f for f in fields(TrainConfig) if f.name == name)
-    return f"{knob.metadata['help']} (default: %(default)s)"
 
 
 def run_train(args: argparse.Namespace) -> None:
