@@ -13,7 +13,9 @@ benchmark's. Usage, from the repository root:
     PYTHONPATH=. python benchmarks/constant_ab.py PROMPTS TEMPERATURE specviz.adaptive.MARGIN=0.08 \\
         specviz.drafters.eagle.WINDOW=256 [--tokens 48] [--repeats 2]
 
-`PROMPTS` is any prompt set `bench` reads; `corpus:N` builds N training-split prompts of each corpus kind.
+`PROMPTS` is any prompt set `bench` reads; `corpus:N` builds N training-split prompts of each corpus kind
+(`--seed`); with `--min-prompt-tokens M`, the first N of each kind's first 60 that are at least M tokens long
+(the long-prompt set of `head-window.md`: `corpus:5 --min-prompt-tokens 500 --seed 5913`).
 """
 
 from __future__ import annotations
@@ -35,11 +37,19 @@ from specviz.settings import DecodeSettings
 from specviz.sizing import prepare
 from specviz.tree_size import DEPTHS
 
+LONG_SEARCH = 60   # prompts built per kind to find `--min-prompt-tokens` ones among
 
-def corpus_prompts(per_kind: int, seed: int = 5909) -> list[BenchPrompt]:
-    """`per_kind` training-split prompts of every corpus kind (`build_prompts`), as a bench prompt set."""
-    return [BenchPrompt(f"{kind}-{i}", kind, [dict(m) for m in p.messages])
-            for kind in KINDS for i, p in enumerate(build_prompts(kind, per_kind, "train", seed))]
+
+def corpus_prompts(per_kind: int, seed: int, target, min_tokens: int = 0) -> list[BenchPrompt]:
+    """`per_kind` training-split prompts of every corpus kind (`build_prompts`), as a bench prompt set; with
+    `min_tokens`, the first `per_kind` of each kind's first `LONG_SEARCH` that the target reads as that many
+    tokens or more."""
+    prompts = []
+    for kind in KINDS:
+        built = [BenchPrompt(f"{kind}-{i}", kind, [dict(m) for m in p.messages])
+                 for i, p in enumerate(build_prompts(kind, LONG_SEARCH if min_tokens else per_kind, "train", seed))]
+        prompts += [p for p in built if len(target.encode_prompt(p.text)) >= min_tokens][:per_kind]
+    return prompts
 
 
 def variant(assignment: str) -> tuple[object, str, float]:
@@ -64,11 +74,13 @@ parser.add_argument("temperature", type=float)
 parser.add_argument("assignments", nargs="*", help="package.module.NAME=value, one arm each")
 parser.add_argument("--tokens", type=int, default=48, help="new tokens a run (default 48)")
 parser.add_argument("--repeats", type=int, default=2, help="runs of each arm a prompt (default 2)")
+parser.add_argument("--seed", type=int, default=5909, help="corpus:N's prompt seed (default 5909)")
+parser.add_argument("--min-prompt-tokens", type=int, default=0, help="corpus:N's prompts at least this long")
 args = parser.parse_args()
-prompts = corpus_prompts(int(args.prompts.split(":")[1])) if args.prompts.startswith("corpus:") \
-    else load_prompts(args.prompts)
 arms = {"as is": None, **{a: variant(a) for a in args.assignments}}
 target, drafter = default_pair()
+prompts = corpus_prompts(int(args.prompts.split(":")[1]), args.seed, target, args.min_prompt_tokens) \
+    if args.prompts.startswith("corpus:") else load_prompts(args.prompts)
 base = DecodeSettings(temperature=args.temperature, max_new_tokens=args.tokens, record=False)
 prepared = prepare(target, drafter, replace(base, adaptive=True, gamma=max(DEPTHS), auto_size=True))
 rows = []
