@@ -10,9 +10,13 @@ trained; the embedding and LM head are the target's, shared rather than copied.
 While drafting, the committed positions use the true features the target computed when it
 verified them (handed over through `observe`), and each further draft step feeds the head its
 own prediction f̂, because the feature of a token the target has not seen yet is unknown. The
-head's own attention starts at most `WINDOW` positions before the first draft, as in training
-(`specviz.training.prefill` cuts long records to their last `WINDOW` positions): over a
-1 892-token prompt the first draft took 0.13 s instead of 0.30 s (one thread).
+head's own attention starts at most `WINDOW` positions before the first draft; training cuts long
+records to their last positions too (`specviz.training.prefill`), so a start inside the text is one
+the head has learnt from. The first draft catches up over the whole window: over 1 024 positions that
+took 145-183 ms on one thread, two to three target steps, on a long prompt most of what a 48-token
+answer's drafts save. Over 256 it kept the same tokens per iteration on 13 of 14 long training-split prompts
+(558-1 754 tokens, greedy, 48 tokens) and the run after the prefill went 6% faster
+(`benchmarks/head-window.md`).
 The LM head is restricted to a draft vocabulary (see `layers.spread`).
 
 EAGLE-3 (Li et al. 2025, "EAGLE-3: Scaling up Inference Acceleration of Large Language Models via
@@ -59,7 +63,7 @@ from specviz.models import LoadedModel
 from specviz.warpers import Warper
 
 KIND = "eagle"
-WINDOW = 1024   # the longest context the head attends to when it starts, the training window
+WINDOW = 256    # the most committed positions the head attends to when it starts
 DEFAULT_WEIGHTS = DRAFTERS_DIR / "eagle-smollm2-135m.safetensors"
 
 
