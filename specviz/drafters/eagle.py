@@ -14,8 +14,9 @@ head's own attention starts at most `WINDOW` positions before the first draft; t
 records to their last positions too (`specviz.training.prefill`), so a start inside the text is one
 the head has learnt from. The first draft catches up over the whole window: over 1 024 positions that
 took 145-183 ms on one thread, two to three target steps, on a long prompt most of what a 48-token
-answer's drafts save. Over 256 it kept the same tokens per iteration on 13 of 14 long training-split prompts
-(558-1 754 tokens, greedy, 48 tokens) and the run after the prefill went 6% faster
+answer's drafts save. Over 128 it kept the same tokens per iteration on 12 of 14 long training-split
+prompts (558-1 754 tokens, greedy, 48 tokens) and the run after the prefill went 7% faster; on shorter
+prompts (65 tokens or more) it kept them on 15 of 17 and ran 1% faster than over 256
 (`benchmarks/head-window.md`).
 The LM head is restricted to a draft vocabulary (see `layers.spread`).
 
@@ -63,7 +64,7 @@ from specviz.models import LoadedModel
 from specviz.warpers import Warper
 
 KIND = "eagle"
-WINDOW = 256    # the most committed positions the head attends to when it starts
+WINDOW = 128    # the most committed positions the head attends to when it starts
 DEFAULT_WEIGHTS = DRAFTERS_DIR / "eagle-smollm2-135m.safetensors"
 
 
