@@ -33,6 +33,7 @@ from accepted_counts import default_pair
 from specviz.bench.prompts import BenchPrompt, load_prompts
 from specviz.corpus.prompts import KINDS, build_prompts
 from specviz.decoder import generate
+from specviz.models import LoadedModel
 from specviz.settings import DecodeSettings
 from specviz.sizing import prepare
 from specviz.tree_size import DEPTHS
@@ -40,7 +41,7 @@ from specviz.tree_size import DEPTHS
 LONG_SEARCH = 60   # prompts built per kind to find `--min-prompt-tokens` ones among
 
 
-def corpus_prompts(per_kind: int, seed: int, target, min_tokens: int = 0) -> list[BenchPrompt]:
+def corpus_prompts(per_kind: int, seed: int, target: LoadedModel, min_tokens: int = 0) -> list[BenchPrompt]:
     """`per_kind` training-split prompts of every corpus kind (`build_prompts`), as a bench prompt set; with
     `min_tokens`, the first `per_kind` of each kind's first `LONG_SEARCH` that the target reads as that many
     tokens or more."""
@@ -81,6 +82,9 @@ arms = {"as is": None, **{a: variant(a) for a in args.assignments}}
 target, drafter = default_pair()
 prompts = corpus_prompts(int(args.prompts.split(":")[1]), args.seed, target, args.min_prompt_tokens) \
     if args.prompts.startswith("corpus:") else load_prompts(args.prompts)
+if not prompts:
+    parser.error(f"no training-split prompt of {args.min_prompt_tokens} tokens or more among the first {LONG_SEARCH} "
+                 "of any kind")
 base = DecodeSettings(temperature=args.temperature, max_new_tokens=args.tokens, record=False)
 prepared = prepare(target, drafter, replace(base, adaptive=True, gamma=max(DEPTHS), auto_size=True))
 rows = []
