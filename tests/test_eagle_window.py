@@ -1,5 +1,5 @@
-"""The EAGLE head starts over at most its training window: over a longer prompt it drafts what it drafts
-when given only the window's positions."""
+"""The EAGLE head starts over at most its window (`eagle.WINDOW` committed positions): over a longer prompt
+it drafts what it drafts when given only the window's positions."""
 
 from __future__ import annotations
 
