@@ -43,13 +43,13 @@ LONG_SEARCH = 60   # prompts built per kind to find `--min-prompt-tokens` ones a
 
 def corpus_prompts(per_kind: int, seed: int, target: LoadedModel, min_tokens: int = 0) -> list[BenchPrompt]:
     """`per_kind` training-split prompts of every corpus kind (`build_prompts`), as a bench prompt set; with
-    `min_tokens`, the first `per_kind` of each kind's first `LONG_SEARCH` that the target reads as that many
-    tokens or more."""
+    `min_tokens`, the first `per_kind` of each kind's first `LONG_SEARCH` (or `per_kind`, if more) that the
+    target reads as that many tokens or more."""
     prompts = []
     for kind in KINDS:
-        built = [BenchPrompt(f"{kind}-{i}", kind, [dict(m) for m in p.messages])
-                 for i, p in enumerate(build_prompts(kind, LONG_SEARCH if min_tokens else per_kind, "train", seed))]
-        prompts += [p for p in built if len(target.encode_prompt(p.text)) >= min_tokens][:per_kind]
+        built = [BenchPrompt(f"{kind}-{i}", kind, [dict(m) for m in p.messages]) for i, p in
+                 enumerate(build_prompts(kind, max(per_kind, LONG_SEARCH) if min_tokens else per_kind, "train", seed))]
+        prompts += [p for p in built if not min_tokens or len(target.encode_prompt(p.text)) >= min_tokens][:per_kind]
     return prompts
 
 
