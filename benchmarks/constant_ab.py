@@ -13,6 +13,8 @@ benchmark's. Usage, from the repository root:
     PYTHONPATH=. python benchmarks/constant_ab.py PROMPTS TEMPERATURE specviz.adaptive.MARGIN=0.08 \\
         specviz.drafters.eagle.WINDOW=256 [--tokens 48] [--repeats 2]
 
+An arm `acceptance.FIELD=value` runs with that field of the pair's measured sizing replaced instead
+(`tree_size.Acceptance`: `acceptance.tree_step=0.0034` prices a tree's drafter step as a chain's).
 `PROMPTS` is any prompt set `bench` reads; `corpus:N` builds N training-split prompts of each corpus kind
 (`--seed`); with `--min-prompt-tokens M`, the first N of each kind's first 60 that are at least M tokens long
 (the long-prompt set of `head-window.md`: `corpus:5 --min-prompt-tokens 500 --seed 5913`).
@@ -53,11 +55,12 @@ def corpus_prompts(per_kind: int, seed: int, target: LoadedModel, min_tokens: in
     return prompts
 
 
-def variant(assignment: str) -> tuple[object, str, float]:
-    """`package.module.NAME=value` as (module, NAME, value)."""
+def variant(assignment: str) -> tuple[object | None, str, float]:
+    """`package.module.NAME=value` as (module, NAME, value); `acceptance.FIELD=value` as (None, FIELD, value)."""
     target, value = assignment.split("=")
     module, name = target.rsplit(".", 1)
-    return importlib.import_module(module), name, float(value) if "." in value else int(value)
+    return None if module == "acceptance" else importlib.import_module(module), name, \
+        float(value) if "." in value else int(value)
 
 
 def after_prefill(trace) -> float:
@@ -95,16 +98,19 @@ for prompt in prompts:
         seconds["alone"].append(trace.wall_time)
         after["alone"].append(after_prefill(trace))
         for arm, change in arms.items():
+            sizing, module = prepared.sizing, None
             if change:
                 module, name, value = change
-                kept = getattr(module, name)
-                setattr(module, name, value)
-            trace = generate(target, drafter, prompt.text, replace(prepared.settings, seed=seed),
-                             sizing=prepared.sizing)
+                if module is None:
+                    sizing = replace(sizing, acceptance=replace(sizing.acceptance, **{name: value}))
+                else:
+                    kept = getattr(module, name)
+                    setattr(module, name, value)
+            trace = generate(target, drafter, prompt.text, replace(prepared.settings, seed=seed), sizing=sizing)
             seconds[arm].append(trace.wall_time)
             after[arm].append(after_prefill(trace))
             per_iteration[arm].append(len(trace.generated_ids) / len(trace.iterations))
-            if change:
+            if module is not None:
                 setattr(module, name, kept)
     row = {"id": prompt.id,
            **{arm: round(statistics.median(seconds["alone"]) / statistics.median(seconds[arm]), 4) for arm in arms},

@@ -8,7 +8,8 @@ each iteration, among drafting nothing (one plain target step), a chain of γ to
     E = 1 + Σ over the tree's nodes of Π P̂[i][rᵢ]          (tokens per iteration; a chain of acceptance
                                                               α gives Leviathan et al.'s eq. 1,
                                                               (1 − α^(γ+1)) / (1 − α))
-    T = overhead + depth · drafter step + verify(N + 1, L)   (seconds per iteration over L cached tokens)
+    T = overhead + depth · drafter step + verify(N + 1, L)   (seconds per iteration over L cached tokens; a
+                                                              tree's drafter step is its own, `tree_step`)
 
 E / T over the target alone's 1 / (overhead + verify(1)) is the measured-cost form of Leviathan
 et al.'s expected walltime improvement (1 − α^(γ+1)) / ((1 − α)(γc + 1)) (theorem 3.8). The
@@ -141,7 +142,7 @@ def estimates(state: State, situation: str = "") -> Acceptance:
     """P̂[d][r] = hits / tries (the prior's among them, faded), with the prior's costs."""
     table = evidence(state, situation)
     rank = [[h / t for h, t in zip(hit, tried)] for hit, tried in zip(table.hits, table.tries)]
-    return Acceptance(rank, state.prior.draft_step, state.prior.samples, state.prior.overhead)
+    return replace(state.prior, rank=rank)
 
 
 def choose(state: State, budget: int, situation: str = "", context: int = 0) -> Choice:

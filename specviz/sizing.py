@@ -36,9 +36,14 @@ def acceptance_path(target: LoadedModel, drafter: Drafter) -> Path:
     return verify_cost.cache_path(target, tree_size.acceptance_key(drafter.name, drafter.weights))
 
 
+TREE = (3, 2, 4)   # depth, top-k and nodes of the trees a tree's drafter step is timed on: the adaptive policy's
+                   # most frequent tree on training-corpus prompts
+
+
 def calibrate(target: LoadedModel, drafter: Drafter, tokens: int = 48) -> Acceptance:
     """The drafter's acceptance by depth and rank, from greedy chains of the deepest searched depth on
-    four short prompts of its own (chat, code, a copy-edit); cached beside the verify-cost curve."""
+    four short prompts of its own (chat, code, a copy-edit), and its step in a tree (`TREE`, half as many
+    tokens); cached beside the verify-cost curve."""
     path = acceptance_path(target, drafter)
     if path.is_file():
         return Acceptance(**json.loads(path.read_text()))
@@ -46,7 +51,11 @@ def calibrate(target: LoadedModel, drafter: Drafter, tokens: int = 48) -> Accept
     generate(target, drafter, CALIBRATION[0], replace(settings, max_new_tokens=4), limits=NO_LIMITS)   # discarded:
     busy = Contention()   # the first calls' one-off costs (kernels, caches) are no part of a drafter step
     traces = [generate(target, drafter, prompt, settings, limits=NO_LIMITS) for prompt in CALIBRATION]
-    acc = replace(tree_size.acceptance(traces), others=busy.others(), situations=copy_acceptance(drafter, traces))
+    gamma, branches, nodes = TREE
+    tree = replace(settings, gamma=gamma, branches=branches, nodes=nodes, max_new_tokens=tokens // 2)
+    trees = [generate(target, drafter, prompt, tree, limits=NO_LIMITS) for prompt in CALIBRATION]
+    acc = replace(tree_size.acceptance(traces), others=busy.others(), situations=copy_acceptance(drafter, traces),
+                  tree_step=tree_size.drafter_step(trees))
     verify_cost.keep(path, acc)
     return acc
 
@@ -108,7 +117,9 @@ def describe(sizing: Sizing) -> str:
         if curve is not None:
             label = f"over {curve.context} cached"
             lines.append(f"  {label:>18}: " + " ".join(f"{t * 1000:6.1f}" for t in curve.seconds))
-    lines += [f"drafter step {acc.draft_step * 1000:.2f} ms, an iteration's fixed work {acc.overhead * 1000:.2f} ms",
+    tree = "" if acc.tree_step is None else f" ({acc.tree_step * 1000:.2f} ms in a tree)"
+    lines += [f"drafter step {acc.draft_step * 1000:.2f} ms{tree}, an iteration's fixed work "
+              f"{acc.overhead * 1000:.2f} ms",
               "acceptance by depth (rows) and rank (columns), with the nodes behind each row:"]
     lines += [f"  {d + 1}: " + " ".join(f"{p:.2f}" for p in row) + f"   ({n})"
               for d, (row, n) in enumerate(zip(acc.rank, acc.samples))]

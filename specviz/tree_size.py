@@ -8,9 +8,11 @@ expectation E = 1 + Σ over its nodes of that product (the 1 is the correction o
 and since a child's product never exceeds its parent's, the best N-node tree holds the N largest
 products (Sequoia, Chen et al. 2024, builds its trees on the same positional acceptance).
 Cost: the iteration's fixed work (sampling and verification, a model-free drafter's lookup), one
-drafter step per depth (a tree drafter runs each depth's frontier in one batch) and one target pass
-over N + 1 tokens from the verify-cost curve: E / seconds is the expected tokens per second, the
-measured counterpart of Leviathan et al.'s (1 − α^(γ+1)) / ((1 − α)(γc + 1)) (theorem 3.8).
+drafter step per depth (a tree drafter runs each depth's frontier in one batch, a step timed on its own,
+`Acceptance.tree_step`: on one thread lookup+eagle's calls took 3.45 ms in chains and 5.02 ms in top-2 trees,
+`python -m specviz sizing --threads 1`, so priced as a chain's, a tree's drafting looked a third cheaper than
+it was) and one target pass over N + 1 tokens from the verify-cost curve: E / seconds is the expected tokens
+per second, the measured counterpart of Leviathan et al.'s (1 − α^(γ+1)) / ((1 − α)(γc + 1)) (theorem 3.8).
 `choose` returns the fastest size among depths ≤ 8, top-k ≤ 4 and budgets ≤ 64, and among sizes
 within `TIE` of it the one with the most tokens per iteration; the fastest chain
 (`best_chain`, read from the cache, never measured there) is the default γ.
@@ -56,12 +58,13 @@ TIE = 0.02         # predicted rates this close to the fastest are a tie, broken
 
 def acceptance_key(drafter: str, weights: str = "") -> str:
     """What the acceptance of the drafter named `drafter`, loaded from the weights of digest `weights`
-    (`Drafter.weights`), is kept as (`Setup.path`), beside the cost curve (v6: the tiny LM and the
+    (`Drafter.weights`), is kept as (`Setup.path`), beside the cost curve (v7: a tree's drafter step timed on
+    its own, `Acceptance.tree_step`; v6: the tiny LM and the
     Spec-Drafter draft in bfloat16 too, `layers.draft_dtype`, so their steps cost less; v5: each chain
     situation's copy measured on its own, `Acceptance.situations`; v4: the EAGLE head drafts in bfloat16 on a
     CPU that computes it in hardware, so its step costs less; v3: a chain of prompt lookup + EAGLE copies only
     after a match of two tokens or more; v2: rows shrunk toward the row above, and the per-iteration overhead)."""
-    return f"acceptance-v6-{drafter}" + (f"-{weights}" if weights else "")
+    return f"acceptance-v7-{drafter}" + (f"-{weights}" if weights else "")
 
 
 @dataclass
@@ -72,6 +75,7 @@ class Acceptance:
     overhead: float = 0.0     # seconds of an iteration's fixed work: sampling, verifying, a model-free draft
     others: float | None = None   # cores other processes kept busy while it was timed (`contention`)
     situations: dict[str, list[list[float]]] = field(default_factory=dict)   # a chain situation's own `rank`
+    tree_step: float | None = None   # seconds of one drafter step of a tree (its frontier batched); None: a chain's
 
 
 @dataclass
@@ -86,21 +90,17 @@ class TreeSize:
 def acceptance(traces: list[Trace], depths: int = max(DEPTHS), ranks: int = max(BRANCHES)) -> Acceptance:
     """P[d][r] from every tested node of the traces (q_top and p_top recorded). The first depth's row
     is its own; each deeper row is (hits + PRIOR_NODES · row above) / (tested + PRIOR_NODES), the
-    measured row shrunk toward the one above by how little was measured. The drafter step is the drafting
-    time of iterations that ran the drafter over their drafter calls; the overhead is the sampling time
+    measured row shrunk toward the one above by how little was measured. The drafter step is `drafter_step`'s
+    (a chain's: the traces are chains, `sizing.calibrate`); the overhead is the sampling time
     and the drafting time of iterations without a drafter call, per iteration."""
     counts = [[0] * ranks for _ in range(depths)]
     samples = [0] * depths
-    steps = calls = fixed = 0.0
+    fixed = 0.0
     iterations = 0
     for trace in traces:
         for it in trace.iterations:
             iterations += 1
-            if it.draft_calls:
-                steps, calls = steps + it.draft_time, calls + it.draft_calls
-            else:
-                fixed += it.draft_time
-            fixed += it.sample_time
+            fixed += it.sample_time + (0.0 if it.draft_calls else it.draft_time)
             for node in it.drafts:
                 if node.verdict == "unverified" or node.q_top is None or node.p_top is None \
                         or node.position > depths:
@@ -109,8 +109,15 @@ def acceptance(traces: list[Trace], depths: int = max(DEPTHS), ranks: int = max(
                 samples[d] += 1
                 if target in node.q_top.ids[:ranks]:
                     counts[d][node.q_top.ids.index(target)] += 1
-    return Acceptance(shrunk(counts, samples), steps / calls if calls else 0.0, samples,
-                      fixed / iterations if iterations else 0.0)
+    return Acceptance(shrunk(counts, samples), drafter_step(traces), samples, fixed / iterations if iterations else 0.0)
+
+
+def drafter_step(traces: list[Trace]) -> float:
+    """Seconds of one drafter step: the drafting time of the iterations that ran the drafter over their drafter
+    calls (0.0 where none did: a model-free drafter)."""
+    its = [it for trace in traces for it in trace.iterations if it.draft_calls]
+    calls = sum(it.draft_calls for it in its)
+    return sum(it.draft_time for it in its) / calls if calls else 0.0
 
 
 def shrunk(counts: list[list[int]], samples: list[int]) -> list[list[float]]:
@@ -144,7 +151,8 @@ def expected_tokens(acc: Acceptance, gamma: int, branches: int, nodes: int) -> f
 def timed(acc: Acceptance, verify: float, gamma: int, branches: int, nodes: int, e: float) -> TreeSize:
     """The size with E tokens per iteration and its predicted rate: E over the iteration's seconds, `verify`
     those of the target's pass over the nodes and the bonus position."""
-    seconds = acc.overhead + gamma * acc.draft_step + verify
+    step = acc.tree_step if branches > 1 and acc.tree_step is not None else acc.draft_step
+    seconds = acc.overhead + gamma * step + verify
     return TreeSize(gamma, branches, nodes, e, e / seconds)
 
 

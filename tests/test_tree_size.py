@@ -213,6 +213,7 @@ def test_auto_size_measures_once_and_runs_the_chosen_size(tiny_llama_dirs, tmp_p
     assert run.trace.settings.auto_size and run.trace.settings.gamma == chosen.gamma
     list(run)
     assert len(list((tmp_path / "sizing").glob("*.json"))) == 2   # the cost curve and the acceptance
+    assert run.sizing.acceptance.tree_step > 0 and run.sizing.acceptance.draft_step > 0   # each timed
 
 
 def test_the_sizing_chart_shows_the_curve_the_candidates_and_the_choice():
@@ -278,6 +279,21 @@ def test_the_iterations_fixed_work_is_part_of_its_time():
     c = ONE_THREAD
     size = tree_size.predict(with_overhead, c, 2, 1, 2)
     assert size.tokens_per_s == pytest.approx(size.expected_tokens / (0.01 + 2 * 0.0057 + c.at(3)))
+
+
+def test_a_trees_drafter_steps_are_priced_at_a_trees_step():
+    """A tree's frontier goes through the drafter in one batch, a dearer call than a chain's one node: the
+    chain's steps are priced at `draft_step`, the tree's at `tree_step`, and at `draft_step` where none was timed."""
+    c = ONE_THREAD
+    acc = replace(LOOKUP_EAGLE, tree_step=0.008)
+    for a, tree_step in ((acc, 0.008), (LOOKUP_EAGLE, LOOKUP_EAGLE.draft_step)):
+        chain, tree = tree_size.predict(a, c, 3, 1, 3), tree_size.predict(a, c, 3, 2, 4)
+        assert chain.tokens_per_s == pytest.approx(chain.expected_tokens / (0.002 + 3 * 0.0057 + c.at(4)))
+        assert tree.tokens_per_s == pytest.approx(tree.expected_tokens / (0.002 + 3 * tree_step + c.at(5)))
+    slower = {(s.gamma, s.branches, s.nodes): s.tokens_per_s for s in tree_size.candidates(acc, c)}
+    for size in tree_size.candidates(LOOKUP_EAGLE, c):
+        key = (size.gamma, size.branches, size.nodes)
+        assert (slower[key] < size.tokens_per_s) if size.branches > 1 else slower[key] == size.tokens_per_s
 
 
 def test_each_copying_situation_is_measured_at_every_position_of_the_answers():
