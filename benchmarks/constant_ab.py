@@ -14,7 +14,8 @@ benchmark's. Usage, from the repository root:
         specviz.drafters.eagle.WINDOW=256 [--tokens 48] [--repeats 2]
 
 An arm `acceptance.FIELD=value` runs with that field of the pair's measured sizing replaced instead
-(`tree_size.Acceptance`: `acceptance.tree_step=0.0034` prices a tree's drafter step as a chain's).
+(`tree_size.Acceptance`: `acceptance.tree_step=0.0034` prices a tree's drafter step as a chain's), and
+`settings.FIELD=value` with that field of the run's settings (`settings.branches=1`: adaptive chains).
 `PROMPTS` is any prompt set `bench` reads; `corpus:N` builds N training-split prompts of each corpus kind
 (`--seed`); with `--min-prompt-tokens M`, the first N of each kind's first 60 that are at least M tokens long
 (the long-prompt set of `head-window.md`: `corpus:5 --min-prompt-tokens 500 --seed 5913`).
@@ -55,11 +56,12 @@ def corpus_prompts(per_kind: int, seed: int, target: LoadedModel, min_tokens: in
     return prompts
 
 
-def variant(assignment: str) -> tuple[object | None, str, float]:
-    """`package.module.NAME=value` as (module, NAME, value); `acceptance.FIELD=value` as (None, FIELD, value)."""
+def variant(assignment: str) -> tuple[object, str, float]:
+    """`package.module.NAME=value` as (module, NAME, value); `acceptance.FIELD=value` and `settings.FIELD=value`
+    as ("acceptance" or "settings", FIELD, value)."""
     target, value = assignment.split("=")
     module, name = target.rsplit(".", 1)
-    return None if module == "acceptance" else importlib.import_module(module), name, \
+    return module if module in ("acceptance", "settings") else importlib.import_module(module), name, \
         float(value) if "." in value else int(value)
 
 
@@ -98,19 +100,21 @@ for prompt in prompts:
         seconds["alone"].append(trace.wall_time)
         after["alone"].append(after_prefill(trace))
         for arm, change in arms.items():
-            sizing, module = prepared.sizing, None
+            sizing, settings, module = prepared.sizing, replace(prepared.settings, seed=seed), None
             if change:
                 module, name, value = change
-                if module is None:
+                if module == "acceptance":
                     sizing = replace(sizing, acceptance=replace(sizing.acceptance, **{name: value}))
+                elif module == "settings":
+                    settings = replace(settings, **{name: value})
                 else:
                     kept = getattr(module, name)
                     setattr(module, name, value)
-            trace = generate(target, drafter, prompt.text, replace(prepared.settings, seed=seed), sizing=sizing)
+            trace = generate(target, drafter, prompt.text, settings, sizing=sizing)
             seconds[arm].append(trace.wall_time)
             after[arm].append(after_prefill(trace))
             per_iteration[arm].append(len(trace.generated_ids) / len(trace.iterations))
-            if module is not None:
+            if module is not None and not isinstance(module, str):
                 setattr(module, name, kept)
     row = {"id": prompt.id,
            **{arm: round(statistics.median(seconds["alone"]) / statistics.median(seconds[arm]), 4) for arm in arms},

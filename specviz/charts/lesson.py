@@ -460,9 +460,8 @@ def _why_this_length(trace: Trace, index: int) -> LessonStep:
             f"{situation}{chain}{why}{moved}"
             "<p>Time per iteration = fixed work + depth × one drafter step + one target pass over N + 1 tokens "
             "(the measured verify-cost curve). A tree's drafter step runs its whole frontier in one batch and is "
-            "timed on its own: it costs more than a chain's one-token step. The choice maximises E over that "
-            "time, Leviathan et al.'s "
-            "Theorem 3.8 with measured costs.</p>")
+            "timed on its own (on a CPU it costs more than a chain's one-node step). The choice maximises E over "
+            "that time, Leviathan et al.'s Theorem 3.8 with measured costs.</p>")
     return LessonStep("Why this draft length", body, "If the next three drafts are all rejected, what happens to "
                       "the draft length, and how does the policy ever find out that drafting pays again?")
 
