@@ -100,22 +100,22 @@ for prompt in prompts:
         seconds["alone"].append(trace.wall_time)
         after["alone"].append(after_prefill(trace))
         for arm, change in arms.items():
-            sizing, settings, module = prepared.sizing, replace(prepared.settings, seed=seed), None
+            sizing, settings, restore = prepared.sizing, replace(prepared.settings, seed=seed), None
             if change:
-                module, name, value = change
-                if module == "acceptance":
+                where, name, value = change
+                if where == "acceptance":
                     sizing = replace(sizing, acceptance=replace(sizing.acceptance, **{name: value}))
-                elif module == "settings":
+                elif where == "settings":
                     settings = replace(settings, **{name: value})
                 else:
-                    kept = getattr(module, name)
-                    setattr(module, name, value)
+                    restore = (where, name, getattr(where, name))
+                    setattr(where, name, value)
             trace = generate(target, drafter, prompt.text, settings, sizing=sizing)
             seconds[arm].append(trace.wall_time)
             after[arm].append(after_prefill(trace))
             per_iteration[arm].append(len(trace.generated_ids) / len(trace.iterations))
-            if module is not None and not isinstance(module, str):
-                setattr(module, name, kept)
+            if restore:
+                setattr(*restore)
     row = {"id": prompt.id,
            **{arm: round(statistics.median(seconds["alone"]) / statistics.median(seconds[arm]), 4) for arm in arms},
            **{f"after prefill {arm}": round(statistics.median(after["alone"]) / statistics.median(after[arm]), 4)

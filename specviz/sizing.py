@@ -36,14 +36,14 @@ def acceptance_path(target: LoadedModel, drafter: Drafter) -> Path:
     return verify_cost.cache_path(target, tree_size.acceptance_key(drafter.name, drafter.weights))
 
 
-TREE = (3, 2, 4)   # depth, top-k and nodes of the trees a tree's drafter step is timed on: the adaptive policy's
-                   # most frequent tree on training-corpus prompts
+TREE = (3, 2, 4)   # depth, top-k and nodes of the trees a tree's drafter step is timed on: top-2, as most of the
+                   # adaptive policy's trees on training-corpus prompts are
 
 
 def calibrate(target: LoadedModel, drafter: Drafter, tokens: int = 48) -> Acceptance:
     """The drafter's acceptance by depth and rank, from greedy chains of the deepest searched depth on
-    four short prompts of its own (chat, code, a copy-edit), and its step in a tree (`TREE`, half as many
-    tokens); cached beside the verify-cost curve."""
+    four short prompts of its own (chat, code, a copy-edit), and, where a drafter model runs, its step in a tree
+    (`TREE`, half as many tokens); cached beside the verify-cost curve."""
     path = acceptance_path(target, drafter)
     if path.is_file():
         return Acceptance(**json.loads(path.read_text()))
@@ -51,11 +51,13 @@ def calibrate(target: LoadedModel, drafter: Drafter, tokens: int = 48) -> Accept
     generate(target, drafter, CALIBRATION[0], replace(settings, max_new_tokens=4), limits=NO_LIMITS)   # discarded:
     busy = Contention()   # the first calls' one-off costs (kernels, caches) are no part of a drafter step
     traces = [generate(target, drafter, prompt, settings, limits=NO_LIMITS) for prompt in CALIBRATION]
-    gamma, branches, nodes = TREE
-    tree = replace(settings, gamma=gamma, branches=branches, nodes=nodes, max_new_tokens=tokens // 2)
-    trees = [generate(target, drafter, prompt, tree, limits=NO_LIMITS) for prompt in CALIBRATION]
-    acc = replace(tree_size.acceptance(traces), others=busy.others(), situations=copy_acceptance(drafter, traces),
-                  tree_step=tree_size.drafter_step(trees))
+    acc = tree_size.acceptance(traces)
+    if acc.draft_step:   # a drafter model: a tree's frontier goes through it in one batch, a dearer call
+        gamma, branches, nodes = TREE
+        tree = replace(settings, gamma=gamma, branches=branches, nodes=nodes, max_new_tokens=tokens // 2)
+        trees = [generate(target, drafter, prompt, tree, limits=NO_LIMITS) for prompt in CALIBRATION]
+        acc.tree_step = tree_size.drafter_step(trees)
+    acc = replace(acc, others=busy.others(), situations=copy_acceptance(drafter, traces))
     verify_cost.keep(path, acc)
     return acc
 
