@@ -51,13 +51,13 @@ def calibrate(target: LoadedModel, drafter: Drafter, tokens: int = 48) -> Accept
     generate(target, drafter, CALIBRATION[0], replace(settings, max_new_tokens=4), limits=NO_LIMITS)   # discarded:
     busy = Contention()   # the first calls' one-off costs (kernels, caches) are no part of a drafter step
     traces = [generate(target, drafter, prompt, settings, limits=NO_LIMITS) for prompt in CALIBRATION]
-    acc = tree_size.acceptance(traces)
+    acc, tree_step = tree_size.acceptance(traces), None
     if acc.draft_step:   # a drafter model: a tree's frontier goes through it in one batch, a dearer call
         gamma, branches, nodes = TREE
         tree = replace(settings, gamma=gamma, branches=branches, nodes=nodes, max_new_tokens=tokens // 2)
-        trees = [generate(target, drafter, prompt, tree, limits=NO_LIMITS) for prompt in CALIBRATION]
-        acc.tree_step = tree_size.drafter_step(trees)
-    acc = replace(acc, others=busy.others(), situations=copy_acceptance(drafter, traces))
+        tree_step = tree_size.drafter_step([generate(target, drafter, prompt, tree, limits=NO_LIMITS)
+                                            for prompt in CALIBRATION])
+    acc = replace(acc, others=busy.others(), situations=copy_acceptance(drafter, traces), tree_step=tree_step)
     verify_cost.keep(path, acc)
     return acc
 
