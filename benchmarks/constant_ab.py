@@ -15,7 +15,11 @@ benchmark's. Usage, from the repository root:
 
 An arm `acceptance.FIELD=value` runs with that field of the pair's measured sizing replaced instead
 (`tree_size.Acceptance`: `acceptance.tree_step=0.0034` prices a tree's drafter step as a chain's), and
-`settings.FIELD=value` with that field of the run's settings (`settings.branches=1`: adaptive chains).
+`settings.FIELD=value` with that field of the run's settings (`settings.branches=1`: adaptive chains). An arm
+that sets a module constant runs its own drafter, loaded with the constant in place, so constants read at
+load time count too (`specviz.drafters.layers.FLOAT32_PACKED_FROM=1000000`: the head's block linears never
+packed). Commas join assignments into one arm: `specviz.drafters.layers.FLOAT32_PACKED_FROM=1000000,
+acceptance.tree_step=0.0053` also prices a tree's step as measured without packing.
 `PROMPTS` is any prompt set `bench` reads; `corpus:N` builds N training-split prompts of each corpus kind
 (`--seed`); with `--min-prompt-tokens M`, the first N of each kind's first 60 that are at least M tokens long
 (the long-prompt set of `head-window.md`: `corpus:5 --min-prompt-tokens 500 --seed 5913`).
@@ -29,6 +33,8 @@ import json
 import math
 import statistics
 from collections import defaultdict
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import replace
 
 from accepted_counts import default_pair
@@ -36,6 +42,7 @@ from accepted_counts import default_pair
 from specviz.bench.prompts import BenchPrompt, load_prompts
 from specviz.corpus.prompts import KINDS, build_prompts
 from specviz.decoder import generate
+from specviz.drafters import build_drafter
 from specviz.models import LoadedModel
 from specviz.settings import DecodeSettings
 from specviz.sizing import prepare
@@ -65,6 +72,20 @@ def variant(assignment: str) -> tuple[object, str, float]:
         float(value) if "." in value else int(value)
 
 
+@contextmanager
+def constants(arm: list[tuple[object, str, float]]) -> Iterator[bool]:
+    """`arm`'s module constants set for the block, restored after it; yields whether it sets any."""
+    modules = [(where, name, value) for where, name, value in arm if not isinstance(where, str)]
+    saved = [(where, name, getattr(where, name)) for where, name, _ in modules]
+    try:
+        for where, name, value in modules:
+            setattr(where, name, value)
+        yield bool(modules)
+    finally:
+        for where, name, value in saved:
+            setattr(where, name, value)
+
+
 def after_prefill(trace) -> float:
     """Seconds of the run after its first iteration, the prompt's prefill."""
     return trace.wall_time - trace.iterations[0].elapsed
@@ -77,14 +98,18 @@ def geomean(ratios: list[float]) -> float:
 parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
 parser.add_argument("prompts", help="a prompt set `bench` reads, or corpus:N (N training-split prompts a kind)")
 parser.add_argument("temperature", type=float)
-parser.add_argument("assignments", nargs="*", help="package.module.NAME=value, one arm each")
+parser.add_argument("assignments", nargs="*", help="package.module.NAME=value, one arm each (commas join several)")
 parser.add_argument("--tokens", type=int, default=48, help="new tokens a run (default 48)")
 parser.add_argument("--repeats", type=int, default=2, help="runs of each arm a prompt (default 2)")
 parser.add_argument("--seed", type=int, default=5909, help="corpus:N's prompt seed (default 5909)")
 parser.add_argument("--min-prompt-tokens", type=int, default=0, help="corpus:N's prompts at least this long")
 args = parser.parse_args()
-arms = {"as is": None, **{a: variant(a) for a in args.assignments}}
+arms = {"as is": [], **{a: [variant(part) for part in a.split(",")] for a in args.assignments}}
 target, drafter = default_pair()
+drafters = {}
+for name, arm in arms.items():
+    with constants(arm) as own:
+        drafters[name] = build_drafter("lookup+eagle", target) if own else drafter
 prompts = corpus_prompts(int(args.prompts.split(":")[1]), args.seed, target, args.min_prompt_tokens) \
     if args.prompts.startswith("corpus:") else load_prompts(args.prompts)
 if not prompts:
@@ -99,23 +124,18 @@ for prompt in prompts:
         trace = generate(target, None, prompt.text, replace(base, seed=seed))
         seconds["alone"].append(trace.wall_time)
         after["alone"].append(after_prefill(trace))
-        for arm, change in arms.items():
-            sizing, settings, restore = prepared.sizing, replace(prepared.settings, seed=seed), None
-            if change:
-                where, name, value = change
+        for name, arm in arms.items():
+            sizing, settings = prepared.sizing, replace(prepared.settings, seed=seed)
+            for where, field, value in arm:
                 if where == "acceptance":
-                    sizing = replace(sizing, acceptance=replace(sizing.acceptance, **{name: value}))
+                    sizing = replace(sizing, acceptance=replace(sizing.acceptance, **{field: value}))
                 elif where == "settings":
-                    settings = replace(settings, **{name: value})
-                else:
-                    restore = (where, name, getattr(where, name))
-                    setattr(where, name, value)
-            trace = generate(target, drafter, prompt.text, settings, sizing=sizing)
-            seconds[arm].append(trace.wall_time)
-            after[arm].append(after_prefill(trace))
-            per_iteration[arm].append(len(trace.generated_ids) / len(trace.iterations))
-            if restore:
-                setattr(*restore)
+                    settings = replace(settings, **{field: value})
+            with constants(arm):
+                trace = generate(target, drafters[name], prompt.text, settings, sizing=sizing)
+            seconds[name].append(trace.wall_time)
+            after[name].append(after_prefill(trace))
+            per_iteration[name].append(len(trace.generated_ids) / len(trace.iterations))
     row = {"id": prompt.id,
            **{arm: round(statistics.median(seconds["alone"]) / statistics.median(seconds[arm]), 4) for arm in arms},
            **{f"after prefill {arm}": round(statistics.median(after["alone"]) / statistics.median(after[arm]), 4)

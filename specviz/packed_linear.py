@@ -20,17 +20,19 @@ from torch import nn
 
 
 class PackedLinear(nn.Module):
-    """`nn.Linear` whose forward runs oneDNN's linear on a pre-packed weight."""
+    """`nn.Linear` whose forward runs oneDNN's linear on a pre-packed weight from `from_rows` rows of
+    input on, and torch's plain path below (where that is faster, see `drafters.layers.pack_head`)."""
 
-    def __init__(self, linear: nn.Linear):
+    def __init__(self, linear: nn.Linear, from_rows: int = 1):
         super().__init__()
-        self.in_features, self.out_features = linear.in_features, linear.out_features
+        self.in_features, self.out_features, self.from_rows = linear.in_features, linear.out_features, from_rows
         self.weight, self.bias = linear.weight, linear.bias
         self.register_buffer("packed", torch.ops.mkldnn._reorder_linear_weight(linear.weight.detach(), None),
                              persistent=False)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        if torch.is_autocast_enabled("cpu"):  # autocast picks the dtype per op: the plain path obeys it
+        # autocast picks the dtype per op: the plain path obeys it
+        if torch.is_autocast_enabled("cpu") or x.numel() < self.from_rows * self.in_features:
             return nn.functional.linear(x, self.weight, self.bias)
         return torch.ops.mkldnn._linear_pointwise(x, self.packed, self.bias, "none", [], "")
 
@@ -43,12 +45,13 @@ def can_pack(model: nn.Module) -> bool:
     return p.device.type == "cpu" and (p.dtype == torch.float32 or bf16) and torch.backends.mkldnn.is_available()
 
 
-def pack_linears(model: nn.Module) -> int:
-    """Replace every `nn.Linear` of `model` by a `PackedLinear` in place; return how many."""
+def pack_linears(model: nn.Module, from_rows: int = 1) -> int:
+    """Replace every `nn.Linear` of `model` by a `PackedLinear` (packed from `from_rows` rows on) in place;
+    return how many."""
     swapped = 0
     for parent in list(model.modules()):
         for name, child in list(parent.named_children()):
             if type(child) is nn.Linear:
-                setattr(parent, name, PackedLinear(child))
+                setattr(parent, name, PackedLinear(child, from_rows))
                 swapped += 1
     return swapped
