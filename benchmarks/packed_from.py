@@ -4,8 +4,9 @@
 `FLOAT32_PACKED_FROM` rows on: one row runs faster through torch's plain path, two or more (a tree's
 frontier, the catch-up after a verification) through oneDNN's packed one. This times the EAGLE head's
 drafter step (`tree_size.drafter_step`: drafting time over drafter calls) on the sizing calibration's four
-prompts, greedy, 24 tokens, in chains and in trees, switching the row count in place and alternating the
-order each round; prints a table of the medians with their min–max and writes every round to a JSON file.
+prompts, greedy, 48 tokens, in chains and in trees, switching the row count in place and alternating the
+order each round, with each run's time after the prompt's prefill (the drafting and the verifications); prints
+a table of the medians with their min–max and writes every round to a JSON file.
 Usage, from the repository root:
 
     PYTHONPATH=. python benchmarks/packed_from.py --rounds 6 --out benchmarks/packed-from-two.json
@@ -34,6 +35,12 @@ from specviz.tree_size import drafter_step
 NEVER = 10**9   # a row count no draft step reaches: the plain path throughout
 
 
+def spread(name: str, ms: list[float]) -> dict[str, float | list[float]]:
+    """The median of `ms` as `name`, with its min, max and every round."""
+    return {name: round(statistics.median(ms), 3), f"{name}_min": round(min(ms), 3), f"{name}_max": round(max(ms), 3),
+            f"{name}_rounds": [round(x, 3) for x in ms]}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=6)
@@ -45,7 +52,7 @@ def main() -> None:
     block = [m for m in drafter.head.modules() if isinstance(m, PackedLinear)]
     if not block or {m.from_rows for m in block} != {FLOAT32_PACKED_FROM}:
         raise SystemExit("the head is not packed from FLOAT32_PACKED_FROM rows here (not float32 on a oneDNN CPU?)")
-    chain = DecodeSettings(gamma=4, temperature=0.0, max_new_tokens=24)
+    chain = DecodeSettings(gamma=4, temperature=0.0, max_new_tokens=48)
     depth, branches, nodes = TREE
     shapes = {"chain γ=4": chain, f"tree {depth}x{branches}x{nodes}": replace(chain, gamma=depth, branches=branches,
                                                                               nodes=nodes),
@@ -53,6 +60,7 @@ def main() -> None:
     arms = {f"packed from {FLOAT32_PACKED_FROM} rows": FLOAT32_PACKED_FROM, "never packed": NEVER}
     generate(target, drafter, CALIBRATION[0], replace(chain, max_new_tokens=4), limits=NO_LIMITS)  # warm-up
     steps = {(shape, arm): [] for shape in shapes for arm in arms}
+    decode = {(shape, arm): [] for shape in shapes for arm in arms}
     for r in range(args.rounds):
         for shape, settings in shapes.items():
             for arm, rows in (arms.items() if r % 2 == 0 else reversed(arms.items())):
@@ -60,15 +68,19 @@ def main() -> None:
                     m.from_rows = rows
                 traces = [generate(target, drafter, prompt, settings, limits=NO_LIMITS) for prompt in CALIBRATION]
                 steps[(shape, arm)].append(drafter_step(traces) * 1e3)
-    rows = [{"shape": shape, "arm": arm, "median_ms": round(statistics.median(ms), 3), "min_ms": round(min(ms), 3),
-             "max_ms": round(max(ms), 3), "rounds_ms": [round(x, 3) for x in ms]} for (shape, arm), ms in steps.items()]
-    Path(args.out).write_text(json.dumps({"rounds": args.rounds, "rows": rows}, indent=1) + "\n")
-    lines = ["| shape | " + " | ".join(arms) + " | ratio |", "| --- | " + " | ".join("---" for _ in arms) + " | --- |"]
+                decode[(shape, arm)].append(sum(t.wall_time - t.iterations[0].elapsed for t in traces) * 1e3)
+    rows = [{"shape": shape, "arm": arm, **spread("step_ms", steps[(shape, arm)]),
+             **spread("after_prefill_ms", decode[(shape, arm)])} for shape in shapes for arm in arms]
+    Path(args.out).write_text(json.dumps({"rounds": args.rounds, "prompts": len(CALIBRATION), "rows": rows},
+                                         indent=1) + "\n")
+    lines = ["| shape | what | " + " | ".join(arms) + " | ratio |", "| --- | --- | " + " | ".join("---" for _ in arms) +
+             " | --- |"]
     for shape in shapes:
         cells = [next(r for r in rows if r["shape"] == shape and r["arm"] == arm) for arm in arms]
-        lines.append(f"| {shape} | " + " | ".join(f"{c['median_ms']:.2f} ms ({c['min_ms']:.2f}–{c['max_ms']:.2f})"
-                                                  for c in cells) +
-                     f" | {cells[0]['median_ms'] / cells[1]['median_ms']:.3f} |")
+        for what, label in (("step_ms", "drafter step"), ("after_prefill_ms", "4 runs after the prefill")):
+            lines.append(f"| {shape} | {label} | " + " | ".join(
+                f"{c[what]:.2f} ms ({c[what + '_min']:.2f}–{c[what + '_max']:.2f})" for c in cells) +
+                f" | {cells[0][what] / cells[1][what]:.3f} |")
     print("\n".join(lines))
 
 
