@@ -16,10 +16,9 @@ benchmark's. Usage, from the repository root:
 An arm `acceptance.FIELD=value` runs with that field of the pair's measured sizing replaced instead
 (`tree_size.Acceptance`: `acceptance.tree_step=0.0034` prices a tree's drafter step as a chain's), and
 `settings.FIELD=value` with that field of the run's settings (`settings.branches=1`: adaptive chains). An arm
-that sets a module constant runs its own drafter, loaded with the constant in place, so constants read at
-load time count too (`specviz.drafters.layers.FLOAT32_PACKED_FROM=1000000`: the head's block linears never
-packed). Commas join assignments into one arm: `specviz.drafters.layers.FLOAT32_PACKED_FROM=1000000,
-acceptance.tree_step=0.0053` also prices a tree's step as measured without packing.
+that sets a module constant runs its own drafter, loaded with the constant in place, so a constant read at
+load time counts too. Commas join assignments into one arm: `specviz.adaptive.MARGIN=0.05,settings.branches=1`
+runs adaptive chains with another margin.
 `PROMPTS` is any prompt set `bench` reads; `corpus:N` builds N training-split prompts of each corpus kind
 (`--seed`); with `--min-prompt-tokens M`, the first N of each kind's first 60 that are at least M tokens long
 (the long-prompt set of `head-window.md`: `corpus:5 --min-prompt-tokens 500 --seed 5913`).

@@ -20,19 +20,17 @@ from torch import nn
 
 
 class PackedLinear(nn.Module):
-    """`nn.Linear` whose forward runs oneDNN's linear on a pre-packed weight from `from_rows` rows of
-    input on, and torch's plain path below (where that is faster, see `drafters.layers.pack_head`)."""
+    """`nn.Linear` whose forward runs oneDNN's linear on a pre-packed weight."""
 
-    def __init__(self, linear: nn.Linear, from_rows: int = 1):
+    def __init__(self, linear: nn.Linear):
         super().__init__()
-        self.in_features, self.out_features, self.from_rows = linear.in_features, linear.out_features, from_rows
+        self.in_features, self.out_features = linear.in_features, linear.out_features
         self.weight, self.bias = linear.weight, linear.bias
         self.register_buffer("packed", torch.ops.mkldnn._reorder_linear_weight(linear.weight.detach(), None),
                              persistent=False)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        # autocast picks the dtype per op: the plain path obeys it
-        if torch.is_autocast_enabled("cpu") or x.numel() < self.from_rows * self.in_features:
+        if torch.is_autocast_enabled("cpu"):  # autocast picks the dtype per op: the plain path obeys it
             return nn.functional.linear(x, self.weight, self.bias)
         return torch.ops.mkldnn._linear_pointwise(x, self.packed, self.bias, "none", [], "")
 
@@ -45,13 +43,12 @@ def can_pack(model: nn.Module) -> bool:
     return p.device.type == "cpu" and (p.dtype == torch.float32 or bf16) and torch.backends.mkldnn.is_available()
 
 
-def pack_linears(model: nn.Module, from_rows: int = 1) -> int:
-    """Replace every `nn.Linear` of `model` by a `PackedLinear` (packed from `from_rows` rows on) in place;
-    return how many."""
+def pack_linears(model: nn.Module) -> int:
+    """Replace every `nn.Linear` of `model` by a `PackedLinear` in place; return how many."""
     swapped = 0
     for parent in list(model.modules()):
         for name, child in list(parent.named_children()):
             if type(child) is nn.Linear:
-                setattr(parent, name, PackedLinear(child, from_rows))
+                setattr(parent, name, PackedLinear(child))
                 swapped += 1
     return swapped

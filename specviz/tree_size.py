@@ -64,7 +64,7 @@ def acceptance_key(drafter: str, weights: str = "") -> str:
     situation's copy measured on its own, `Acceptance.situations`; v4: the EAGLE head drafts in bfloat16 on a
     CPU that computes it in hardware, so its step costs less; v3: a chain of prompt lookup + EAGLE copies only
     after a match of two tokens or more; v2: rows shrunk toward the row above, and the per-iteration overhead)."""
-    return f"acceptance-v8-{drafter}" + (f"-{weights}" if weights else "")
+    return f"acceptance-v7-{drafter}" + (f"-{weights}" if weights else "")
 
 
 @dataclass

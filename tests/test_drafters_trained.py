@@ -26,15 +26,7 @@ from specviz.drafters import (
     weights_file,
 )
 from specviz.drafters.eagle import DEFAULT_WEIGHTS as EAGLE_WEIGHTS
-from specviz.drafters.layers import (
-    FLOAT32_PACKED_FROM,
-    Block,
-    BlockConfig,
-    RotaryTable,
-    apply_rotary,
-    draft_dtype,
-    rotary,
-)
+from specviz.drafters.layers import Block, BlockConfig, RotaryTable, apply_rotary, draft_dtype, rotary
 from specviz.errors import SpecvizError
 from specviz.models import layer_states
 from specviz.packed_linear import PackedLinear
@@ -163,8 +155,7 @@ def test_lossless_rule_with_trained_q_reproduces_p(embedded, drafters, kind):
 @pytest.mark.parametrize("native", [False, True])
 def test_a_trained_drafter_drafts_in_bfloat16_where_the_cpu_computes_it(embedded, references, monkeypatch, native,
                                                                          kind):
-    """bfloat16 packs every linear of the drafter from one row, float32 its LM head rows from one row and the
-    rest from `FLOAT32_PACKED_FROM` rows; the output stays the target's."""
+    """bfloat16 packs every linear of the drafter, float32 only its LM head rows; the output stays the target's."""
     monkeypatch.setattr("specviz.drafters.layers.native_bf16", lambda: native)
     if native and not torch.ops.mkldnn._is_mkldnn_bf16_supported():
         pytest.skip("oneDNN has no bfloat16 path on this CPU (it needs AVX-512 or AMX) or in this torch build")
@@ -173,10 +164,9 @@ def test_a_trained_drafter_drafts_in_bfloat16_where_the_cpu_computes_it(embedded
     dtype = next(model.parameters()).dtype
     assert dtype == draft_dtype(embedded) == (torch.bfloat16 if native else torch.float32)
     linears = [m for m in model.modules() if isinstance(m, nn.Linear | PackedLinear)]
-    assert linears and all(isinstance(m, PackedLinear) for m in linears)
-    assert {m.from_rows for m in linears} == {1 if native else FLOAT32_PACKED_FROM}
+    assert all(isinstance(m, PackedLinear) for m in linears) == native
     rows = model.shared[-1]
-    assert isinstance(rows, PackedLinear) and rows.weight.dtype == dtype and rows.from_rows == 1
+    assert isinstance(rows, PackedLinear) and rows.weight.dtype == dtype
     settings = DecodeSettings(gamma=4, temperature=0, max_new_tokens=NEW_TOKENS)
     trace = generate(embedded, drafter, PROMPTS[0], settings)
     assert trace.generated_ids == references[PROMPTS[0]]

@@ -22,21 +22,6 @@ def test_packed_linear_matches_linear(bias):
         assert torch.allclose(packed(x), linear(x), atol=1e-5)
 
 
-def test_packed_linear_runs_packed_from_its_row_count_on():
-    """Below `from_rows` rows a packed layer takes torch's plain path (faster at one row for a float32
-    drafter's small matrices), from there oneDNN's; both compute what nn.Linear does."""
-    torch.manual_seed(0)
-    linear = nn.Linear(48, 80)
-    packed = PackedLinear(linear, from_rows=2)
-    for shape, oneDNN in [((1, 48), False), ((1, 1, 48), False), ((2, 48), True), ((1, 3, 48), True)]:
-        x = torch.randn(shape)
-        with torch.profiler.profile() as profile:
-            got = packed(x)
-        ops = {event.key for event in profile.key_averages()}
-        assert ("mkldnn::_linear_pointwise" in ops) == oneDNN, (shape, ops)
-        assert torch.allclose(got, linear(x), atol=1e-5)
-
-
 def test_packed_linear_obeys_autocast():
     """Training prefills the target under bf16 autocast: a packed layer computes what a plain one does."""
     torch.manual_seed(0)

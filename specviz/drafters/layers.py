@@ -29,7 +29,6 @@ if TYPE_CHECKING:
     from specviz.models import LoadedModel
 
 KV = tuple[torch.Tensor, torch.Tensor]
-FLOAT32_PACKED_FROM = 2   # rows from which a float32 drafter's linears other than its LM head run packed (`pack_head`)
 
 
 @dataclass
@@ -197,22 +196,22 @@ def draft_dtype(target: LoadedModel) -> torch.dtype:
 def pack_head(model: nn.Module) -> None:
     """Inference only: pack a drafter's linear layers for oneDNN where that pays on the CPU.
 
-    A draft step multiplies one row by each weight; a tree's frontier and the catch-up call after a
-    verification (the accepted tokens and the bonus) a few. Measured on a 2-core AMD EPYC in float32, one
-    thread: the LM head rows (the last of the model's `shared` modules, N x d, 19 MB at N = 8192) take
-    ~0.45 ms packed vs ~0.8-1.5 ms unpacked at one row while in the L3 cache (about the same, ~1.6 ms, when
-    read from DRAM); an EAGLE block's eight matrices take 1.29 ms packed against 1.17 ms unpacked at one
-    row, but 1.41 against 1.87 at two rows and 1.43 against 2.06 at three. So in float32 the LM head is
-    packed from one row and every other linear from `FLOAT32_PACKED_FROM` rows: the head's top-2 tree
-    step fell from 5.3 to 4.7 ms and its chain step from 3.8 to 3.7 (the calibration prompts, 6 rounds
-    interleaved, `benchmarks/packed-from-two.md`). In bfloat16 every linear runs faster packed (an EAGLE
-    step's nine matrices read from DRAM at one row: 2.6 ms packed, 3.7 ms unpacked), so all are packed from
-    one row. The LM head rows take the model's dtype. No autograd through them.
+    A draft step multiplies one row (a tree's frontier: a few) by each weight. Measured at one row on a
+    2-core AMD EPYC in float32: the LM head rows (the last of the model's `shared` modules, N x d, 19 MB
+    at N = 8192) take ~0.45 ms packed vs ~0.8-1.5 ms unpacked while in the L3 cache (about the same,
+    ~1.6 ms, when read from DRAM), whereas the decoder layer's small matrices run slower packed at one
+    row, so in float32 only the LM head is packed. Packing the block's linears from two rows on (a tree's
+    frontier, the catch-up after a verification) made a tree's step 7-13% cheaper but no run measured faster
+    (`benchmarks/packed-from-two.md`). In bfloat16 every linear runs faster packed (an EAGLE
+    step's nine matrices read from DRAM at one row: 2.6 ms packed, 3.7 ms unpacked, against 3.7 ms in
+    float32 with the LM head packed), so all are. The LM head rows take the model's dtype. No autograd
+    through them.
     """
     if not can_pack(model):
         return
     dtype = next(model.parameters()).dtype
-    pack_linears(model, 1 if dtype == torch.bfloat16 else FLOAT32_PACKED_FROM)
+    if dtype == torch.bfloat16:
+        pack_linears(model)
     rows = model.shared[-1]
     if rows.weight.dtype != dtype:
         rows = frozen_linear(rows.weight.to(dtype))
