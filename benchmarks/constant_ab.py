@@ -1,4 +1,4 @@
-"""The default (adaptive trees, lookup+eagle) with one module constant changed, against itself, in one process.
+"""The default (adaptive trees, lookup+eagle) with a constant, a sizing field or a setting changed, against itself.
 
 Timings taken in separate processes on this shared machine drift by more than most policy changes move
 them, so each prompt runs the target alone, then the default as it is, then once per variant, and
