@@ -20,7 +20,7 @@ def test_prefill_matches_each_record_alone(small):
     layers = (1, -1)
     batch = prefill(small, records, layers, top_k=4, window=6)
     for r, sample in zip(records, batch):
-        ids = torch.tensor([r.tokens.astype(np.int64)])
+        ids = torch.from_numpy(r.tokens.astype(np.int64))[None]
         with torch.no_grad():
             out = small.model(ids, output_hidden_states=True)
         states = layer_states(out.hidden_states, layers)[0]
