@@ -1,17 +1,16 @@
 """The default (adaptive trees, lookup+eagle) with a constant, a sizing field or a setting changed, against itself.
 
-Timings taken in separate processes on this shared machine drift by more than most policy changes move
-them, so each prompt runs the target alone, then the default as it is, then once per variant, and
-again for each repeat; each ratio is over the target alone's median on that prompt. Prints one JSON line
-per prompt (speedups and tokens per iteration) and, per arm, the geometric mean, the worst prompt and how
-many fell below 0.98×, end to end and after the prompt's prefill (the first iteration, which every arm
-runs alike: over a 1 400-token prompt it is 60% of a 48-token run, and its time alone moved by ±5% from
-run to run, more than most policy changes move the rest); then, against the default as it is, the mean
-per-prompt log-ratio with its standard error. At T > 0 the arms sample their own texts once their drafts
-differ and a prompt's speedup moves by ±20% with the text: over 18 prompts that standard error was
-1.4–2.3% (`packed-from-two.md`). Every run writes all `--tokens` tokens
-(`default_pair`: no early end). Tune on training-split prompts only (`corpus:N` below), never on a public
-benchmark's. Usage, from the repository root:
+Timings taken in separate processes on this shared machine drift by more than most policy changes move them,
+so each prompt runs the target alone, then the default as it is and once per variant, and again for each
+repeat (the arms' order turned by one each repeat); each ratio is over the target alone's median on that
+prompt. Prints one JSON line per prompt (speedups and tokens per iteration) and, per arm, the geometric mean,
+the worst prompt and how many fell below 0.98×, end to end and after the prompt's prefill (the first
+iteration, which every arm runs alike: over a 1 400-token prompt it is 60% of a 48-token run, and its time
+alone moved by ±5% from run to run, more than most policy changes move the rest); then, against the default as
+it is, the mean per-prompt log-ratio with its standard error. At T > 0 the arms sample their own texts once
+their drafts differ and a prompt's speedup moves by ±20% with the text: over 18 prompts that standard error
+was 1.4–2.3% (`packed-from-two.md`). Every run writes all `--tokens` tokens (`default_pair`: no early end).
+Tune on training-split prompts only (`corpus:N` below), never on a public benchmark's. Usage, from the repository root:
 
     PYTHONPATH=. python benchmarks/constant_ab.py PROMPTS TEMPERATURE specviz.adaptive.MARGIN=0.08 \\
         specviz.drafters.eagle.WINDOW=256 [--tokens 48] [--repeats 2]
@@ -93,65 +92,76 @@ def after_prefill(trace) -> float:
     return trace.wall_time - trace.iterations[0].elapsed
 
 
+def rotated(items: list, turn: int) -> list:
+    """`items` started `turn` places in, so that no arm always runs right after the target alone."""
+    turn %= len(items)
+    return items[turn:] + items[:turn]
+
+
 def geomean(ratios: list[float]) -> float:
     return math.exp(statistics.mean(map(math.log, ratios)))
 
 
-parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-parser.add_argument("prompts", help="a prompt set `bench` reads, or corpus:N (N training-split prompts a kind)")
-parser.add_argument("temperature", type=float)
-parser.add_argument("assignments", nargs="*", help="package.module.NAME=value, one arm each (commas join several)")
-parser.add_argument("--tokens", type=int, default=48, help="new tokens a run (default 48)")
-parser.add_argument("--repeats", type=int, default=2, help="runs of each arm a prompt (default 2)")
-parser.add_argument("--seed", type=int, default=5909, help="corpus:N's prompt seed (default 5909)")
-parser.add_argument("--min-prompt-tokens", type=int, default=0, help="corpus:N's prompts at least this long")
-args = parser.parse_args()
-arms = {"as is": [], **{a: [variant(part) for part in a.split(",")] for a in args.assignments}}
-target, drafter = default_pair()
-drafters = {}
-for name, arm in arms.items():
-    with constants(arm) as own:
-        drafters[name] = build_drafter("lookup+eagle", target) if own else drafter
-prompts = corpus_prompts(int(args.prompts.split(":")[1]), args.seed, target, args.min_prompt_tokens) \
-    if args.prompts.startswith("corpus:") else load_prompts(args.prompts)
-if not prompts:
-    parser.error(f"no training-split prompt of {args.min_prompt_tokens} tokens or more among the first {LONG_SEARCH} "
-                 "of any kind")
-base = DecodeSettings(temperature=args.temperature, max_new_tokens=args.tokens, record=False)
-prepared = prepare(target, drafter, replace(base, adaptive=True, gamma=max(DEPTHS), auto_size=True))
-rows = []
-for prompt in prompts:
-    seconds, after, per_iteration = defaultdict(list), defaultdict(list), defaultdict(list)
-    for seed in range(args.repeats):
-        trace = generate(target, None, prompt.text, replace(base, seed=seed))
-        seconds["alone"].append(trace.wall_time)
-        after["alone"].append(after_prefill(trace))
-        for name, arm in arms.items():
-            sizing, settings = prepared.sizing, replace(prepared.settings, seed=seed)
-            for where, field, value in arm:
-                if where == "acceptance":
-                    sizing = replace(sizing, acceptance=replace(sizing.acceptance, **{field: value}))
-                elif where == "settings":
-                    settings = replace(settings, **{field: value})
-            with constants(arm):
-                trace = generate(target, drafters[name], prompt.text, settings, sizing=sizing)
-            seconds[name].append(trace.wall_time)
-            after[name].append(after_prefill(trace))
-            per_iteration[name].append(len(trace.generated_ids) / len(trace.iterations))
-    row = {"id": prompt.id,
-           **{arm: round(statistics.median(seconds["alone"]) / statistics.median(seconds[arm]), 4) for arm in arms},
-           **{f"after prefill {arm}": round(statistics.median(after["alone"]) / statistics.median(after[arm]), 4)
-              for arm in arms},
-           **{f"tokens/iteration {arm}": round(statistics.mean(per_iteration[arm]), 3) for arm in arms}}
-    rows.append(row)
-    print(json.dumps(row), flush=True)
-for arm in arms:
-    ratios, decode = [row[arm] for row in rows], [row[f"after prefill {arm}"] for row in rows]
-    print(f"{arm}: geomean {geomean(ratios):.3f}×, worst {min(ratios):.3f}×, "
-          f"{sum(r < 0.98 for r in ratios)} of {len(ratios)} below 0.98×; after the prefill: geomean "
-          f"{geomean(decode):.3f}×, worst {min(decode):.3f}×")
-    if arm != "as is" and len(rows) > 1:
-        logs = [math.log(row[arm] / row["as is"]) for row in rows]
-        error = statistics.stdev(logs) / len(logs) ** 0.5
-        print(f"  against as is: {100 * statistics.mean(logs):+.2f}% ± {100 * error:.2f}% (per-prompt log-ratio mean ± "
-              f"standard error), faster on {sum(x > 0 for x in logs)} of {len(logs)}")
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("prompts", help="a prompt set `bench` reads, or corpus:N (N training-split prompts a kind)")
+    parser.add_argument("temperature", type=float)
+    parser.add_argument("assignments", nargs="*", help="package.module.NAME=value, one arm each (commas join several)")
+    parser.add_argument("--tokens", type=int, default=48, help="new tokens a run (default 48)")
+    parser.add_argument("--repeats", type=int, default=2, help="runs of each arm a prompt (default 2)")
+    parser.add_argument("--seed", type=int, default=5909, help="corpus:N's prompt seed (default 5909)")
+    parser.add_argument("--min-prompt-tokens", type=int, default=0, help="corpus:N's prompts at least this long")
+    args = parser.parse_args()
+    arms = {"as is": [], **{a: [variant(part) for part in a.split(",")] for a in args.assignments}}
+    target, drafter = default_pair()
+    drafters = {}
+    for name, arm in arms.items():
+        with constants(arm) as own:
+            drafters[name] = build_drafter("lookup+eagle", target) if own else drafter
+    prompts = corpus_prompts(int(args.prompts.split(":")[1]), args.seed, target, args.min_prompt_tokens) \
+        if args.prompts.startswith("corpus:") else load_prompts(args.prompts)
+    if not prompts:
+        parser.error(f"no training-split prompt of {args.min_prompt_tokens} tokens or more among the first "
+                     f"{LONG_SEARCH} of any kind")
+    base = DecodeSettings(temperature=args.temperature, max_new_tokens=args.tokens, record=False)
+    prepared = prepare(target, drafter, replace(base, adaptive=True, gamma=max(DEPTHS), auto_size=True))
+    rows = []
+    for prompt in prompts:
+        seconds, after, per_iteration = defaultdict(list), defaultdict(list), defaultdict(list)
+        for seed in range(args.repeats):
+            trace = generate(target, None, prompt.text, replace(base, seed=seed))
+            seconds["alone"].append(trace.wall_time)
+            after["alone"].append(after_prefill(trace))
+            for name, arm in arms.items():
+                sizing, settings = prepared.sizing, replace(prepared.settings, seed=seed)
+                for where, field, value in arm:
+                    if where == "acceptance":
+                        sizing = replace(sizing, acceptance=replace(sizing.acceptance, **{field: value}))
+                    elif where == "settings":
+                        settings = replace(settings, **{field: value})
+                with constants(arm):
+                    trace = generate(target, drafters[name], prompt.text, settings, sizing=sizing)
+                seconds[name].append(trace.wall_time)
+                after[name].append(after_prefill(trace))
+                per_iteration[name].append(len(trace.generated_ids) / len(trace.iterations))
+        row = {"id": prompt.id,
+               **{arm: round(statistics.median(seconds["alone"]) / statistics.median(seconds[arm]), 4) for arm in arms},
+               **{f"after prefill {arm}": round(statistics.median(after["alone"]) / statistics.median(after[arm]), 4)
+                  for arm in arms},
+               **{f"tokens/iteration {arm}": round(statistics.mean(per_iteration[arm]), 3) for arm in arms}}
+        rows.append(row)
+        print(json.dumps(row), flush=True)
+    for arm in arms:
+        ratios, decode = [row[arm] for row in rows], [row[f"after prefill {arm}"] for row in rows]
+        print(f"{arm}: geomean {geomean(ratios):.3f}×, worst {min(ratios):.3f}×, "
+              f"{sum(r < 0.98 for r in ratios)} of {len(ratios)} below 0.98×; after the prefill: geomean "
+              f"{geomean(decode):.3f}×, worst {min(decode):.3f}×")
+        if arm != "as is" and len(rows) > 1:
+            logs = [math.log(row[arm] / row["as is"]) for row in rows]
+            error = statistics.stdev(logs) / len(logs) ** 0.5
+            print(f"  against as is: {100 * statistics.mean(logs):+.2f}% ± {100 * error:.2f}% (per-prompt log-ratio "
+                  f"mean ± standard error), faster on {sum(x > 0 for x in logs)} of {len(logs)}")
+
+
+if __name__ == "__main__":
+    main()
