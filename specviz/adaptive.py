@@ -81,6 +81,7 @@ MEMORY = 0.9           # each new try of a cell keeps this share of its earlier 
 FIRST_PROBE_GAP = 4    # undrafted iterations before the first one-node probe
 MAX_PROBE_GAP = 64
 MARGIN = 0.03          # a draft must be predicted this much faster than the target alone
+TREE_MARGIN = 0.0      # a tree must be predicted this much faster than the fastest chain
 CONTEXT_STEP = 128     # the verify cost is re-read at the context rounded down to a multiple of this
 
 
@@ -163,7 +164,7 @@ def choose(state: State, budget: int, situation: str = "", context: int = 0) -> 
         branches, copy = 1, replace(acc, draft_step=0.0)
     if (situation, depth) not in state.best:   # searched again only once the situation's table has moved
         drafts = tree_size.candidates(acc, cost, depth, branches, space.nodes, copy) if depth > 0 else []
-        state.best[situation, depth] = tree_size.fastest(drafts) if drafts else None
+        state.best[situation, depth] = preferred(drafts) if drafts else None
     best = state.best[situation, depth]
     if best is not None and best.tokens_per_s > alone.tokens_per_s * (1 + MARGIN):
         return Choice(best.gamma, best.branches, best.nodes, best.expected_tokens,
@@ -173,6 +174,15 @@ def choose(state: State, budget: int, situation: str = "", context: int = 0) -> 
         return Choice(1, 1, 1, probe.expected_tokens, probe.tokens_per_s / alone.tokens_per_s, alpha, probe=True,
                       situation=situation)
     return Choice(0, 1, 0, 1.0, 1.0, alpha, situation=situation)
+
+
+def preferred(drafts: list[TreeSize]) -> TreeSize:
+    """The fastest chain (`tree_size.fastest`), or the fastest tree where it is predicted `TREE_MARGIN` faster
+    still."""
+    chain = tree_size.fastest([d for d in drafts if d.branches == 1])
+    trees = [d for d in drafts if d.branches > 1]
+    tree = tree_size.fastest(trees) if trees else None
+    return tree if tree is not None and tree.tokens_per_s > chain.tokens_per_s * (1 + TREE_MARGIN) else chain
 
 
 def observe(state: State, choice: Choice, parents: list[int], path: list[int], kept: list[float] | None = None) -> None:
