@@ -49,11 +49,11 @@ unpriced): charged γ head steps, copy iterations were predicted at 61-68 ms whe
 (the speed moved less than the run-to-run spread, `benchmarks/copy-pricing.md`).
 
 A chain and a tree are compared on their predicted speed alone: `tree_size.fastest` breaks a near tie
-(within `TIE`) toward the size with more tokens per iteration, which between a chain and a tree is
-nearly always the tree, so the fastest chain and the fastest tree are found apart and the tree is drafted
-only where it is predicted faster. On a 2-core AVX2 CPU, where a pass over 8 new tokens costs 1.48× one,
-letting a tree within 2% of the fastest chain win ran 2.4% ± 0.8% slower, greedy; asking a tree to lead
-by 5–20% more measured no faster (`benchmarks/chain-ties.md`).
+(within `TIE`) toward the size with more tokens per iteration, which between a chain and a tree is nearly
+always the tree, so the fastest chain and the fastest tree are found apart and the tree is drafted only
+where it is predicted faster. On a 2-core AVX2 CPU, where a pass over 8 new tokens costs 1.48× a one-token
+pass, letting a tree within 2% of the fastest chain win ran 2.4% ± 0.8% slower, greedy; asking a tree to
+lead by 5–20% more measured no faster (`benchmarks/chain-ties.md`).
 
 A draft must be predicted at least `MARGIN` faster than the target alone. The time model counts the
 drafter's steps and the verify pass, not the EAGLE head's catch-up over the positions it did not draft
