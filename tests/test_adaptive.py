@@ -174,12 +174,12 @@ def test_each_situation_learns_its_own_table():
 def test_a_near_tie_between_a_chain_and_a_tree_goes_to_the_chain():
     """A tree predicted 1% behind the fastest chain, within `tree_size.TIE`, with more tokens per iteration: the
     chain; a tree predicted 4% ahead: the tree."""
-    steep = cost([1, 1.05, 1.1, 1.2, 1.5, 2.0, 3.0])
-    behind = adaptive.choose(adaptive.start(flat(0.5, ranks=(0.04, 0.0, 0.0)), steep, TREES), 64)
+    steep, tied = cost([1, 1.05, 1.1, 1.2, 1.5, 2.0, 3.0]), flat(0.5, ranks=(0.04, 0.0, 0.0))
+    behind = adaptive.choose(adaptive.start(tied, steep, TREES), 64)
     ahead = adaptive.choose(adaptive.start(flat(0.5, ranks=(0.1, 0.0, 0.0)), steep, TREES), 64)
     assert (behind.gamma, behind.branches) == (2, 1) and ahead.branches == 2
-    tied = tree_size.candidates(flat(0.5, ranks=(0.04, 0.0, 0.0)), steep, TREES.depth, TREES.branches, TREES.nodes)
-    assert tree_size.fastest(tied).branches == 2   # the tie-break across every size would take the tree
+    every_size = tree_size.candidates(tied, steep, TREES.depth, TREES.branches, TREES.nodes)
+    assert tree_size.fastest(every_size).branches == 2   # the tie-break across every size would take the tree
 
 
 def test_a_draft_must_be_predicted_clearly_faster_than_the_target_alone():
