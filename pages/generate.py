@@ -22,9 +22,12 @@ start = left.button("Generate", type="primary", key="generate",
                     on_click=st.session_state.update, args=({"running": True},))
 middle.button("Stop", key="stop", help="Ends the run after the current iteration; the trace keeps what was decided.")
 with right:
-    show_rejected = st.toggle("Show rejected drafts (struck through)", value=True, key="show_rejected")
-    with_baseline = st.checkbox("Also run the target alone and measure the speedup", key="with_baseline")
-    race_view = st.toggle("Race view: the target alone against speculative decoding, side by side", key="race_view")
+    show_rejected = st.toggle("Show rejected drafts (struck through)", value=controls.kept("show_rejected", True),
+                              key="show_rejected")
+    with_baseline = st.checkbox("Also run the target alone and measure the speedup",
+                                value=controls.kept("with_baseline", False), key="with_baseline")
+    race_view = st.toggle("Race view: the target alone against speculative decoding, side by side",
+                          value=controls.kept("race_view", False), key="race_view")
 race_area = st.container()  # filled once this run's generation (if any) is done
 stopped = st.empty()        # under the buttons: where a Stop is pressed, its answer
 

@@ -18,12 +18,13 @@ st.title("Speedup curves")
 st.caption("Runs the target alone once, then the sidebar's pair and prompt once per γ (chains). Points are "
            "measured; curves are Leviathan et al.'s formulas through the measured α̂ and c. The sweep is a study: "
            "save it, or load one, on the **Traces** page.")
-gammas = st.multiselect("γ values to sweep", list(range(1, controls.MAX_GAMMA + 1)), default=[1, 2, 4, 8],
-                        key="sweep_gammas")
+gammas = st.multiselect("γ values to sweep", list(range(1, controls.MAX_GAMMA + 1)),
+                        default=controls.kept("sweep_gammas", [1, 2, 4, 8]), key="sweep_gammas")
 left, right = st.columns(2)
-adaptive = left.checkbox("…and an adaptive run beside them (chains up to the largest γ)", value=True,
-                         key="sweep_adaptive", help="The adaptive run chooses its draft length before every iteration "
-                         "(the sidebar's Adapt the draft to the text); it is drawn as a dashed level across every γ.")
+adaptive = left.checkbox("…and an adaptive run beside them (chains up to the largest γ)",
+                         value=controls.kept("sweep_adaptive", True), key="sweep_adaptive",
+                         help="The adaptive run chooses its draft length before every iteration (the sidebar's "
+                         "Adapt the draft to the text); it is drawn as a dashed level across every γ.")
 with right:
     repeats = tables.rounds_input("sweep_repeats", "each γ")
 if st.button("Run γ sweep", type="primary", key="run_sweep", disabled=not gammas):
@@ -32,7 +33,8 @@ if st.button("Run γ sweep", type="primary", key="run_sweep", disabled=not gamma
 
 SHIPPED_BENCHMARK = Path(__file__).resolve().parent.parent / "benchmarks" / "latest.json"
 left, right = st.columns(2)
-shipped = left.checkbox("Show the shipped benchmark", key="show_shipped_benchmark")
+shipped = left.checkbox("Show the shipped benchmark", value=controls.kept("show_shipped_benchmark", False),
+                        key="show_shipped_benchmark")
 upload = right.file_uploader("…or a report saved by `python -m specviz bench`", type=["json"], key="benchmark_file")
 benchmark = None
 source = upload.getvalue() if upload is not None else SHIPPED_BENCHMARK.read_bytes() if shipped else None
@@ -62,7 +64,8 @@ st.caption("Runs the target alone, then every chosen drafter at the sidebar's γ
            "Spec-Drafter's masks have one each (SpecDec's Principle I). unigram / bigram are count tables (c = 0); "
            "retrieval (REST) copies what followed the text's last words in the target's own answers (c = 0). "
            "Drafters trained for the embedded target need it.")
-kinds = st.multiselect("Drafters", STANDALONE_KINDS, default=list(STANDALONE_KINDS), key="compare_kinds")
+kinds = st.multiselect("Drafters", STANDALONE_KINDS, default=controls.kept("compare_kinds", list(STANDALONE_KINDS)),
+                       key="compare_kinds")
 rounds = tables.rounds_input("drafters_repeats", "each drafter")
 if st.button("Compare drafters", key="run_drafters", disabled=not kinds):
     models.study_with_progress("drafter comparison", rounds * (1 + len(kinds)), drafter_comparison, lambda: (

@@ -15,16 +15,18 @@ st.caption("SpecDec Table 16 style. Green underline: kept drafts. Red box: the b
            "bifurcation are the target's top-1 there, thrown away with the drafts. A token tree is shown along "
            "its accepted path: the bifurcation lists every child tried there, and Branches counts the children "
            "drafted at each depth.")
-shown = st.slider("Iterations shown", 1, len(trace.iterations), min(20, len(trace.iterations)), key="table_rows") \
-    if len(trace.iterations) > 1 else 1
+iterations = len(trace.iterations)
+shown = st.slider("Iterations shown", 1, iterations, min(controls.kept("table_rows", 20), iterations),
+                  key="table_rows") if iterations > 1 else 1
 
 st.subheader("As recorded")
 st.html(charts.draft_verify_table(trace, limit=shown))
 
 st.subheader("Re-verify the same drafts with Spec-Verification")
 b, t = st.columns(2)
-beta = b.number_input("β (top-β)", 1, trace.settings.record_top_k, min(3, trace.settings.record_top_k), key="rv_beta")
-tau = t.slider("τ (log-prob gap)", 0.0, 10.0, 1.0, step=0.5, key="rv_tau")
+top_k = trace.settings.record_top_k
+beta = b.number_input("β (top-β)", 1, top_k, min(controls.kept("rv_beta", 3), top_k), key="rv_beta")
+tau = t.slider("τ (log-prob gap)", 0.0, 10.0, controls.kept("rv_tau", 1.0), step=0.5, key="rv_tau")
 run = trace.settings
 if not run.greedy and (run.temperature != 1 or run.top_k or run.top_p < 1):
     st.caption(f"This run sampled from p warped at T = {run.temperature:g}: the recorded log-prob gaps are "
@@ -44,8 +46,9 @@ st.caption("Each cell: Tok. (tokens per iteration) / token match rate with the t
            "speedup over the target alone. Uses the sidebar's pair, drafter, γ and max new tokens, drafting "
            "chains of γ tokens as SpecDec did (no auto-sized tree, no adaptive length).")
 g1, g2 = st.columns(2)
-betas = g1.multiselect("β values", [1, 2, 3, 5, 8], default=[1, 3, 5], key="grid_betas")
-taus = g2.multiselect("τ values", [0.5, 1.0, 2.0, 3.0, 4.0, 5.0], default=[1.0, 3.0, 5.0], key="grid_taus")
+betas = g1.multiselect("β values", [1, 2, 3, 5, 8], default=controls.kept("grid_betas", [1, 3, 5]), key="grid_betas")
+taus = g2.multiselect("τ values", [0.5, 1.0, 2.0, 3.0, 4.0, 5.0], default=controls.kept("grid_taus", [1.0, 3.0, 5.0]),
+                    key="grid_taus")
 rounds = tables.rounds_input("grid_repeats", "each (β, τ)")
 if st.button("Run the grid", key="run_grid", disabled=not betas or not taus):
     models.study_with_progress("β × τ grid", rounds * (1 + len(betas) * len(taus)), beta_tau_grid, lambda: (

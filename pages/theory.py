@@ -30,7 +30,7 @@ st.markdown("Edit a toy target **p** and drafter **q** (any non-negative weights
 DEFAULT = pd.DataFrame({"token": ["the", "a", "cat", "dog", "sat"], "p": [5.0, 3.0, 1.0, 1.0, 0.0],
                         "q": [1.0, 1.0, 4.0, 2.0, 2.0]})
 table = st.data_editor(DEFAULT, num_rows="fixed", key="toy_table", hide_index=True)
-draws = st.slider("simulated draws", 500, 5000, 2000, step=500, key="toy_draws")
+draws = st.slider("simulated draws", 500, 5000, controls.kept("toy_draws", 2000), step=500, key="toy_draws")
 
 
 @st.cache_data(show_spinner="Simulating…")

@@ -150,3 +150,26 @@ def test_precision_is_a_choice_that_stays(app):
     app.switch_page("pages/theory.py").run()
     assert app.selectbox(key="dtype").value == "bfloat16"
     assert app.session_state["sidebar_settings"]["dtype"] == "bfloat16"
+
+
+def test_a_pages_own_widgets_keep_their_values_across_page_switches(app):
+    """Streamlit drops the state of a widget a run does not draw: the Table page's rows and β, the Speedup
+    page's γ values and rounds and the Generate page's toggles come back as they were left."""
+    app.switch_page("pages/table.py").run()
+    app.slider(key="table_rows").set_value(5).run()
+    app.number_input(key="rv_beta").set_value(2).run()
+    app.switch_page("pages/speedup.py").run()
+    app.multiselect(key="sweep_gammas").set_value([2, 3]).run()
+    app.checkbox(key="sweep_adaptive").uncheck().run()
+    app.number_input(key="sweep_repeats").set_value(5).run()
+    app.switch_page("pages/generate.py").run()
+    app.toggle(key="show_rejected").set_value(False).run()
+    app.checkbox(key="with_baseline").check().run()
+    app.switch_page("pages/table.py").run()
+    assert (app.slider(key="table_rows").value, app.number_input(key="rv_beta").value) == (5, 2)
+    app.switch_page("pages/speedup.py").run()
+    assert app.multiselect(key="sweep_gammas").value == [2, 3] and not app.checkbox(key="sweep_adaptive").value
+    assert app.number_input(key="sweep_repeats").value == 5
+    app.switch_page("pages/generate.py").run()
+    assert not app.toggle(key="show_rejected").value and app.checkbox(key="with_baseline").value
+    assert not app.exception

@@ -42,6 +42,7 @@ DEFAULTS = {
 }
 
 KEPT = "sidebar_settings"   # a plain session key, which Streamlit never drops
+PAGE_KEPT = "page_settings"  # the pages' own widgets' last values, kept the same way
 EXAMPLE_SETTINGS = ("gamma", "branches", "nodes", "auto_size", "adaptive", "draft_confidence", "verify", "beta", "tau",
                     "temperature", "top_k", "top_p", "seed", "max_new_tokens")
 
@@ -173,6 +174,16 @@ def sidebar() -> None:
         st.session_state.caption_slot = st.empty()
     s[KEPT] = {key: s.get(key, value) for key, value in k.items()}
     state.show_caption()
+
+
+def kept(key: str, default):
+    """The value a page's own widget `key` starts from: the one it was left at this session, else `default`.
+    Streamlit drops a widget's state on a page switch (see `sidebar`), so the value is copied under a plain key
+    each time the page is about to draw the widget again, and passed back as the widget's default."""
+    values = st.session_state.setdefault(PAGE_KEPT, {})
+    if key in st.session_state:
+        values[key] = st.session_state[key]
+    return values.get(key, default)
 
 
 PRECISION_NAMES = {"float32": "float32 (exact greedy)", "bfloat16": "bfloat16 (faster)", "float16": "float16 (faster)"}
