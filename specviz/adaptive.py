@@ -48,12 +48,8 @@ with no drafter steps (a copy that runs out before γ is topped up by the head, 
 unpriced): charged γ head steps, copy iterations were predicted at 61-68 ms where they measured 43-47 ms
 (the speed moved less than the run-to-run spread, `benchmarks/copy-pricing.md`).
 
-A chain and a tree are compared on their predicted speed alone: `tree_size.fastest` breaks a near tie
-(within `TIE`) toward the size with more tokens per iteration, which between a chain and a tree is nearly
-always the tree, so the fastest chain and the fastest tree are found apart and the tree is drafted only
-where it is predicted faster. On a 2-core AVX2 CPU, where a pass over 8 new tokens costs 1.48× a one-token
-pass, letting a tree within 2% of the fastest chain win ran 2.4% ± 0.8% slower, greedy; asking a tree to
-lead by 5–20% more measured no faster (`benchmarks/chain-ties.md`).
+The draft searched is `tree_size.preferred`'s: a tree only where it is predicted faster than the fastest
+chain, since a tree that won a near tie ran slower (`tree_size`'s docstring says by how much).
 
 A draft must be predicted at least `MARGIN` faster than the target alone. The time model counts the
 drafter's steps and the verify pass, not the EAGLE head's catch-up over the positions it did not draft
@@ -154,7 +150,7 @@ def estimates(state: State, situation: str = "") -> Acceptance:
 
 def choose(state: State, budget: int, situation: str = "", context: int = 0) -> Choice:
     """The shape for an iteration with `budget` tokens left, in the drafter's `situation`, over `context`
-    committed tokens: the fastest draft (`tree_size.fastest`) when it beats the target alone by `MARGIN`,
+    committed tokens: the fastest draft (`tree_size.preferred`) when it beats the target alone by `MARGIN`,
     else no draft, or a one-node probe once the policy has waited long enough."""
     rounded = context // CONTEXT_STEP * CONTEXT_STEP
     if rounded != state.context:   # the passes cost more now: every search is priced again
@@ -170,7 +166,7 @@ def choose(state: State, budget: int, situation: str = "", context: int = 0) -> 
         branches, copy = 1, replace(acc, draft_step=0.0)
     if (situation, depth) not in state.best:   # searched again only once the situation's table has moved
         drafts = tree_size.candidates(acc, cost, depth, branches, space.nodes, copy) if depth > 0 else []
-        state.best[situation, depth] = preferred(drafts) if drafts else None
+        state.best[situation, depth] = tree_size.preferred(drafts) if drafts else None
     best = state.best[situation, depth]
     if best is not None and best.tokens_per_s > alone.tokens_per_s * (1 + MARGIN):
         return Choice(best.gamma, best.branches, best.nodes, best.expected_tokens,
@@ -180,15 +176,6 @@ def choose(state: State, budget: int, situation: str = "", context: int = 0) -> 
         return Choice(1, 1, 1, probe.expected_tokens, probe.tokens_per_s / alone.tokens_per_s, alpha, probe=True,
                       situation=situation)
     return Choice(0, 1, 0, 1.0, 1.0, alpha, situation=situation)
-
-
-def preferred(drafts: list[TreeSize]) -> TreeSize:
-    """The fastest chain, or the fastest tree where it is predicted faster still: `tree_size.fastest`'s near
-    ties are broken among the chains and among the trees, never across the two (see the module's docstring)."""
-    chain = tree_size.fastest([d for d in drafts if d.branches == 1])
-    trees = [d for d in drafts if d.branches > 1]
-    tree = tree_size.fastest(trees) if trees else None
-    return tree if tree is not None and tree.tokens_per_s > chain.tokens_per_s else chain
 
 
 def observe(state: State, choice: Choice, parents: list[int], path: list[int], kept: list[float] | None = None) -> None:

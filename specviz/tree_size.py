@@ -13,9 +13,10 @@ drafter step per depth (a tree drafter runs each depth's frontier in one batch, 
 `python -m specviz sizing --threads 1`, so priced as a chain's, a tree's drafting looked a third cheaper than
 it was) and one target pass over N + 1 tokens from the verify-cost curve: E / seconds is the expected tokens
 per second, the measured counterpart of Leviathan et al.'s (1 − α^(γ+1)) / ((1 − α)(γc + 1)) (theorem 3.8).
-`choose` returns the fastest size among depths ≤ 8, top-k ≤ 4 and budgets ≤ 64, and among sizes
-within `TIE` of it the one with the most tokens per iteration; the fastest chain
-(`best_chain`, read from the cache, never measured there) is the default γ.
+`choose` returns the size `preferred` picks among depths ≤ 8, top-k ≤ 4 and budgets ≤ 64: the fastest chain,
+or the fastest tree where it is predicted faster still, each of the two the one with the most tokens per
+iteration among those within `TIE` of the fastest of its kind; the fastest chain (`best_chain`, read from
+the cache, never measured there) is the default γ.
 
 Two things once made the choice a single node that measured slower (`auto=1x1x1` in the 2026-11-23
 bench). A depth reached by few calibration nodes used to repeat the row above it: prompt lookup on
@@ -27,6 +28,15 @@ a few percent of each other (lookup+eagle: one node 1% ahead of two), closer tha
 own error (tens of nodes per depth, median pass times), so the first-listed smallest draft won by
 a hair; among such near ties the size with more tokens per iteration wins, since every iteration
 pays costs the model leaves out (the Python loop, the cache's crop, the drafter's setup).
+
+That tie-break is kept within each kind and never across the two: between a chain and a tree, the tree
+nearly always has more tokens per iteration, so it won every near tie. In the adaptive policy, which searches
+with `preferred` before each iteration, a tree within 2% of the fastest chain winning ran 2.4% ± 0.8% slower
+on a 2-core AVX2 CPU (greedy, 18 training-corpus prompts, `benchmarks/chain-ties.md`), while asking a tree
+to lead by 5-20% measured no faster; and there the trees' realised tokens per iteration fell short of what
+the chains would have realised in the same states. The static sizer, with the same costs, chose a top-3 tree
+of depth 2 and 5 nodes by 0.7% over a 2-token chain; the chain ran 2-6% faster in the same bench run (13
+categories, greedy, `benchmarks/chain-ties.md`).
 
 This module is the arithmetic only and never runs the decoder: `specviz.sizing` measures (it runs
 calibration decodes) and resolves a run's sizes before the run starts.
@@ -193,10 +203,19 @@ def fastest(sizes: list[TreeSize]) -> TreeSize:
     return max((size for size in sizes if size.tokens_per_s >= top * (1 - TIE)), key=lambda size: size.expected_tokens)
 
 
+def preferred(sizes: list[TreeSize]) -> TreeSize:
+    """The fastest chain, or the fastest tree where it is predicted faster still: `fastest`'s near ties are
+    broken among the chains and among the trees, never across the two (see the module's docstring)."""
+    chain = fastest([size for size in sizes if size.branches == 1])
+    trees = [size for size in sizes if size.branches > 1]
+    tree = fastest(trees) if trees else None
+    return tree if tree is not None and tree.tokens_per_s > chain.tokens_per_s else chain
+
+
 def choose(acc: Acceptance, cost: VerifyCost) -> Sizing:
-    """Every candidate predicted from the measurements, and the one `fastest` picks."""
+    """Every candidate predicted from the measurements, and the one `preferred` picks."""
     sizes = candidates(acc, cost)
-    return Sizing(fastest(sizes), sizes, cost, acc)
+    return Sizing(preferred(sizes), sizes, cost, acc)
 
 
 def best_chain(setup: Setup, drafter: str, weights: str = "") -> TreeSize | None:

@@ -266,6 +266,18 @@ def test_a_near_tie_goes_to_the_size_with_more_tokens_per_iteration():
     assert chosen.tokens_per_s >= top * (1 - tree_size.TIE)
 
 
+def test_a_near_tie_between_a_chain_and_a_tree_goes_to_the_chain():
+    """Sizes where the fastest tree sits within `TIE` of the fastest chain, with more tokens per iteration: the
+    tie-break across every size would take the tree, the sizer takes the chain; a tree clearly ahead wins."""
+    steep = cost([1, 1.05, 1.1, 1.2, 1.5, 2.0, 3.0])
+    tied, ahead = flat([0.5, 0.04, 0.0, 0.0]), flat([0.5, 0.1, 0.0, 0.0])
+    sizes = tree_size.candidates(tied, steep)
+    chain = tree_size.fastest([size for size in sizes if size.branches == 1])
+    assert tree_size.fastest(sizes).branches > 1
+    assert tree_size.choose(tied, steep).chosen == chain
+    assert tree_size.choose(ahead, steep).chosen.branches > 1
+
+
 def test_a_clear_lead_still_goes_to_one_node():
     """A drafter whose second guess is almost never right, with a costly drafter step: one node is clearly
     fastest and stays the choice."""
