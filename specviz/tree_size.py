@@ -35,8 +35,8 @@ with `preferred` before each iteration, a tree within 2% of the fastest chain wi
 on a 2-core AVX2 CPU (greedy, 18 training-corpus prompts, `benchmarks/chain-ties.md`), while asking a tree
 to lead by 5-20% measured no faster; and there the trees' realised tokens per iteration fell short of what
 the chains would have realised in the same states. The static sizer, with the same costs, chose a top-3 tree
-of depth 2 and 5 nodes by 0.7% over a 2-token chain; the chain ran 2-6% faster in the same bench run (13
-categories, greedy, `benchmarks/chain-ties.md`).
+of depth 2 and 5 nodes by 0.7% over a 2-token chain; the chain ran 5.8% ± 1.9% faster in one bench run (13
+categories, greedy; 8.2% ± 4.3% at T = 0.7, `benchmarks/chain-ties.md`).
 
 This module is the arithmetic only and never runs the decoder: `specviz.sizing` measures (it runs
 calibration decodes) and resolves a run's sizes before the run starts.
