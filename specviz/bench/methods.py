@@ -64,14 +64,16 @@ def engine_method(target: LoadedModel, drafter: Drafter | None, kind: str, setti
                   chat: bool = True, models: tuple[LoadedModel, ...] = (), label: str = "",
                   sizing: Sizing | None = None) -> Method:
     """The engine's `generate`, timed from the call to the returned trace (prompt encoding included).
-    A tree's name shows its size, after `label` ("auto" when the size was chosen by `tree_size`); an
+    A tree's name, and a chain's held to a node budget (`--trees 2x1x2`: lookup+eagle then drafts no head chain
+    beside its copy), shows its size, after `label` ("auto" when the size was chosen by `tree_size`); an
     adaptive run's says so and how far it may draft (`sizing`: the pair's, which the policy starts from)."""
     clock = Clock(target.device)
     if drafter is None:
         spec = MethodSpec("engine baseline", "engine", "none", record=settings.record)
     else:
         rec = "on" if settings.record else "off"
-        tree = f"{settings.gamma}x{settings.branches}x{settings.nodes}" if settings.branches > 1 or label else ""
+        sized = settings.branches > 1 or settings.nodes > 0 or bool(label)   # a chain held to N nodes: its own draft
+        tree = f"{settings.gamma}x{settings.branches}x{settings.nodes}" if sized else ""
         shape = f"tree {label + '=' if label else ''}{tree}" if tree else f"γ={settings.gamma}"
         if settings.adaptive:
             tree = f"adaptive {'trees' if settings.branches > 1 else 'chains'}"
