@@ -14,8 +14,8 @@ def setup_caption(study: Study) -> None:
 
 def rounds_input(key: str, runs: str) -> int:
     """How often each of a study's runs is timed, interleaved with the others (`runs`: what is timed in turn)."""
-    return int(st.number_input("Rounds: each run timed this often, interleaved", 1, 10, value=controls.kept(key, 3),
-                               key=key,
+    return int(st.number_input("Rounds: each run timed this often, interleaved", 1, 10,
+                               value=controls.kept(key, 3), key=key,
                                help=f"The target alone, {runs}, the target alone, {runs}, …: a slow spell of the "
                                "machine falls on all of them. Speedups are the rounds' medians with their min–max."))
 
