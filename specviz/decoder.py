@@ -120,8 +120,7 @@ class Run:
         # At most budget - 1 drafts: were they all accepted, the bonus would take the last place, so a
         # draft there could add no token, only a drafter step (so at budget 1 the target steps alone).
         # An adaptive run's shape is chosen from the iterations finished before this one only, and drafted
-        # within the nodes it was timed for: a chain of γ is γ nodes, so a mixed drafter's copy takes the
-        # chain's places (the head fills what the copy leaves) instead of adding the head's chain beside it.
+        # within the nodes it was timed for (a chain of γ: γ nodes, `MixedDrafter.propose`).
         prefill = index == 0 and (s.first_target or self.observe is not None)   # the target's token first
         choice = adaptive.choose(self.policy, budget, self.drafter.situation(generated), len(seq)) \
             if self.policy is not None and not prefill else None

@@ -95,11 +95,11 @@ def test_an_engine_run_times_its_first_iteration(tiny):
 
 
 def test_a_chain_held_to_a_node_budget_is_a_method_of_its_own(tiny):
-    """`--gammas 2` and `--trees 2x1x2` run different drafts of the mixed drafter, so their rows must not share
-    a name."""
+    """`--gammas 2` and `--trees 2x1x4` run different drafts of the mixed drafter (a budget beyond γ lets the
+    head's chain follow the copy's), so their rows must not share a name."""
     names = [engine_method(tiny, object(), "lookup+eagle", DecodeSettings(gamma=2, nodes=nodes)).spec.name
-             for nodes in (0, 2)]
-    assert names == ["engine lookup+eagle γ=2 rec on", "engine lookup+eagle tree 2x1x2 rec on"]
+             for nodes in (0, 4)]
+    assert names == ["engine lookup+eagle γ=2 rec on", "engine lookup+eagle tree 2x1x4 rec on"]
 
 
 def test_each_repeat_samples_with_its_own_seed(tiny):

@@ -54,15 +54,18 @@ def recorded(drafter, monkeypatch) -> list[Draft]:
 @pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("branches", [1, 3])
 def test_tree_drafts_reproduce_target_greedy(embedded, drafters, references, monkeypatch, kind, branches):
+    """A tree holds its node budget, and a chain of γ (no budget given) is γ nodes with every drafter: the
+    mixed drafter's copy takes the chain's places and the head fills what the copy leaves."""
     drafts = recorded(drafters[kind], monkeypatch)
+    nodes = 10 if branches > 1 else 0
     for prompt in PROMPTS:
-        settings = DecodeSettings(gamma=4, temperature=0, max_new_tokens=NEW_TOKENS, branches=branches, nodes=10)
+        settings = DecodeSettings(gamma=4, temperature=0, max_new_tokens=NEW_TOKENS, branches=branches, nodes=nodes)
         assert generate(embedded, drafters[kind], prompt, settings).generated_ids == references[prompt]
-    assert all(len(d.tokens) <= 10 for d in drafts)
+    assert all(len(d.tokens) <= (nodes or 4) for d in drafts)
     branching = any(len(kids) >= 2 for d in drafts for kids in children(d.parents).values())
-    if branches == 1 and kind != "lookup+eagle":
+    if branches == 1 and kind != "lookup+eagle":   # (a copy shorter than γ: the head's guess beside it)
         assert all(is_chain(d.parents) for d in drafts)
-    elif kind != "ngram":   # prompt lookup branches only where a suffix recurs (below)
+    elif branches > 1 and kind != "ngram":   # prompt lookup branches only where a suffix recurs (below)
         assert branching
 
 
@@ -158,7 +161,8 @@ def test_prompt_lookup_tells_how_long_a_match_it_found(embedded):
 def test_a_chain_of_the_mixed_drafter_copies_only_after_a_match_of_two_tokens_or_more(drafters, monkeypatch):
     """After a one-token match a chain is the head's (a one-token match's copy was the target's token far
     less often than the head's first guess), while a tree keeps the copy as its first branch. After a
-    longer match the copy leads the chain too, and the head's draft is merged in beside it."""
+    longer match the copy leads the chain too, and within a budget beyond the copy the head's draft is
+    merged in beside it."""
     mixed = drafters["lookup+eagle"]
     mixed.lookup.begin([5, 1, 2, 6, 7, 8])
     guess = Draft(torch.tensor([3, 4]), torch.nn.functional.one_hot(torch.tensor([3, 4]), mixed.vocab).float(),
@@ -169,7 +173,8 @@ def test_a_chain_of_the_mixed_drafter_copies_only_after_a_match_of_two_tokens_or
     assert mixed.propose([9, 5], 2, warper, generator) is guess
     assert mixed.propose([9, 5], 2, warper, generator, branches=2).tokens.tolist() == [1, 2, 3, 4]
     assert mixed.situation([9, 5, 1]) == "match 2"
-    copied = mixed.propose([9, 5, 1], 2, warper, generator)
+    assert mixed.propose([9, 5, 1], 2, warper, generator).tokens.tolist() == [2, 6]   # a chain of γ: γ nodes
+    copied = mixed.propose([9, 5, 1], 2, warper, generator, nodes=4)
     assert copied.tokens.tolist() == [2, 6, 3, 4] and copied.parents == [-1, 0, -1, 2]
 
 

@@ -64,8 +64,8 @@ def engine_method(target: LoadedModel, drafter: Drafter | None, kind: str, setti
                   chat: bool = True, models: tuple[LoadedModel, ...] = (), label: str = "",
                   sizing: Sizing | None = None) -> Method:
     """The engine's `generate`, timed from the call to the returned trace (prompt encoding included).
-    A tree's name, and a chain's held to a node budget (`--trees 2x1x2`: lookup+eagle then drafts no head chain
-    beside its copy), shows its size, after `label` ("auto" when the size was chosen by `tree_size`); an
+    A tree's name, and a chain's given a node budget (`--trees 2x1x4`: lookup+eagle then drafts the head's
+    chain beside its copy), shows its size, after `label` ("auto" when the size was chosen by `tree_size`); an
     adaptive run's says so and how far it may draft (`sizing`: the pair's, which the policy starts from)."""
     clock = Clock(target.device)
     if drafter is None:

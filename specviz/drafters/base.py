@@ -59,7 +59,7 @@ class Drafter:
     def propose(self, generated: list[int], gamma: int, warper: Warper, generator: torch.Generator,
                 confidence: float = 0.0, branches: int = 1, nodes: int = 0) -> Draft:
         """Draft a tree of depth up to gamma after prompt + generated, with up to `branches`
-        children per node (1: a chain) and at most `nodes` nodes (0: no budget); stop where the
+        children per node (1: a chain) and at most `nodes` nodes (0: no budget; a chain's is γ); stop where the
         drafter is unsure (its most likely next token has probability below `confidence`; 0 never
         stops)."""
         raise NotImplementedError

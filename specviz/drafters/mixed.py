@@ -53,9 +53,12 @@ class MixedDrafter(Drafter):
                 confidence: float = 0.0, branches: int = 1, nodes: int = 0) -> Draft:
         """The lookup's first continuation and the head's tree (with what is left of the budget N) in one
         tree (`merge`); a chain after a match too short to copy (not a `chain_situations` one) is the head's
-        alone."""
+        alone. A chain of γ is γ nodes, as every drafter's: the copy takes its places and the head fills what
+        the copy leaves. (The head's chain beside the copy made the target verify up to 2γ + 1 tokens, and
+        ran 1.5% ± 1.8% slower at γ 2 and 4.9% ± 1.9% at γ 4: `benchmarks/chain-budget-t0.md`.)"""
         if branches == 1 and self.situation(generated) not in self.chain_situations:
             return self.head.propose(generated, gamma, warper, generator, confidence, branches, nodes)
+        nodes = nodes or (gamma if branches == 1 else 0)
         copy = self.lookup.propose(generated, gamma, warper, generator, nodes=nodes)
         left = nodes - len(copy.tokens) if nodes else 0
         guess = self.head.propose(generated, gamma, warper, generator, confidence, branches, left) \
