@@ -63,7 +63,7 @@ def test_tree_drafts_reproduce_target_greedy(embedded, drafters, references, mon
         assert generate(embedded, drafters[kind], prompt, settings).generated_ids == references[prompt]
     assert all(len(d.tokens) <= (nodes or 4) for d in drafts)
     branching = any(len(kids) >= 2 for d in drafts for kids in children(d.parents).values())
-    if branches == 1 and kind != "lookup+eagle":   # (a copy shorter than γ: the head's guess beside it)
+    if branches == 1 and kind != "lookup+eagle":   # a mixed chain's copy shorter than γ: the head's guess beside it
         assert all(is_chain(d.parents) for d in drafts)
     elif branches > 1 and kind != "ngram":   # prompt lookup branches only where a suffix recurs (below)
         assert branching
