@@ -72,7 +72,7 @@ def engine_method(target: LoadedModel, drafter: Drafter | None, kind: str, setti
         spec = MethodSpec("engine baseline", "engine", "none", record=settings.record)
     else:
         rec = "on" if settings.record else "off"
-        sized = settings.branches > 1 or settings.nodes > 0 or bool(label)   # a chain held to N nodes: its own draft
+        sized = settings.branches > 1 or settings.nodes > 0 or bool(label)   # a node budget given is named
         tree = f"{settings.gamma}x{settings.branches}x{settings.nodes}" if sized else ""
         shape = f"tree {label + '=' if label else ''}{tree}" if tree else f"γ={settings.gamma}"
         if settings.adaptive:
