@@ -1,0 +1,74 @@
+"""How far a bench's per-category speedups can be read: the adaptive rows against the best fixed size per
+category, and the noise of one category's speedup in the same run.
+
+Two rows that draft the same (a fixed γ with recording on and off) differ, category by category, by the
+recording's overhead plus noise; the spread of that difference around its mean is the noise of comparing two
+rows in one category (a little more: the overhead itself varies by category with the nodes recorded). From
+it, the share of categories in which a policy exactly as fast as the best fixed size would still read more
+than 3% below the best of the fixed rows, by chance alone: the best of three noisy rows sits above the true
+best. Usage, from the repository root, with bench JSON files:
+
+    python benchmarks/category_noise.py benchmarks/adaptive-t0-per2.json benchmarks/adaptive-t0-fit.json
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+import statistics
+import sys
+
+LINE = 0.97   # within 3% of the best fixed size
+
+
+def speedups(path: str) -> dict[str, dict[str, float]]:
+    """Median speedup of each method (rows with the speedup measured) in each category but 'all'."""
+    rows = json.load(open(path))["rows"]
+    table: dict[str, dict[str, float]] = {}
+    for row in rows:
+        if row["category"] != "all" and row["speedup"]:
+            table.setdefault(row["method"], {})[row["category"]] = row["speedup"]["median"]
+    return table
+
+
+def within(table: dict[str, dict[str, float]]) -> None:
+    """Each adaptive row's categories within `LINE` of the best fixed row with recording off."""
+    fixed = [m for m in table if "rec off" in m and "adaptive" not in m]
+    for method in [m for m in table if "adaptive" in m]:
+        misses = [f"{c} {v:.2f}× against {max(table[f][c] for f in fixed):.2f}×" for c, v in table[method].items()
+                  if v < LINE * max(table[f][c] for f in fixed)]
+        print(f"  {method}: {len(table[method]) - len(misses)} of {len(table[method])} within 3%; misses: "
+              + (", ".join(misses) or "none"))
+
+
+def noise(tables: list[dict[str, dict[str, float]]]) -> float:
+    """Standard deviation of one row's log-speedup in a category: from the pairs recording on and off."""
+    deviations = []
+    for table in tables:
+        for on in [m for m in table if m.endswith(" rec on")]:
+            off = table.get(on.removesuffix(" rec on") + " rec off")
+            if off:
+                logs = [math.log(off[c] / table[on][c]) for c in table[on]]
+                deviations += [x - statistics.mean(logs) for x in logs]
+    return math.sqrt(sum(x * x for x in deviations) / max(len(deviations) - 1, 1) / 2)
+
+
+def chance_of_a_miss(sigma: float, gaps: tuple[float, ...], draws: int = 100_000) -> float:
+    """Share of categories where a policy as fast as the best fixed size reads below `LINE` of the best of the
+    fixed rows, whose true log-speeds lie `gaps` below it, every row read with noise `sigma`."""
+    rng = random.Random(0)
+    return sum(rng.gauss(0, sigma) < max(rng.gauss(-g, sigma) for g in gaps) + math.log(LINE)
+               for _ in range(draws)) / draws
+
+
+if __name__ == "__main__":
+    tables = [speedups(path) for path in sys.argv[1:]]
+    for path, table in zip(sys.argv[1:], tables):
+        print(path)
+        within(table)
+    sigma = noise(tables)
+    print(f"one row's speedup in one category: ±{100 * sigma:.1f}% (one standard deviation, within a run)")
+    for gaps in ((0.0, 0.0, 0.0), (0.0, 0.05, 0.10)):
+        print(f"a policy as fast as the best fixed size, the fixed sizes {', '.join(f'{100 * g:.0f}%' for g in gaps)} "
+              f"below it: reads more than 3% below in {100 * chance_of_a_miss(sigma, gaps):.0f}% of categories")
