@@ -114,12 +114,11 @@ def describe(sizing: Sizing) -> str:
     the drafter's step and the iteration's fixed work, the acceptance by depth and rank."""
     cost, acc, chosen = sizing.cost, sizing.acceptance, sizing.chosen
     lines = [f"verify cost, ms per pass over m new tokens ({cost.model}, {cost.device}, {cost.dtype}, "
-             f"{cost.threads} thread(s)), fitted to the medians measured:",
-             f"  {'m':>18}: " + " ".join(f"{m:>6}" for m in cost.sizes)]
+             f"{cost.threads} thread(s)):", f"  {'m':>18}: " + " ".join(f"{m:>6}" for m in cost.sizes)]
     for curve in (cost, cost.longer):
-        rows = [] if curve is None else [(f"over {curve.context} cached", curve.seconds), ("median", curve.measured)]
-        lines += [f"  {label:>18}: " + " ".join(f"{t * 1000:6.1f}" for t in seconds)
-                  for label, seconds in rows if seconds]
+        if curve is not None:
+            label = f"over {curve.context} cached"
+            lines.append(f"  {label:>18}: " + " ".join(f"{t * 1000:6.1f}" for t in curve.seconds))
     tree = "" if acc.tree_step is None else f" ({acc.tree_step * 1000:.2f} ms in a tree)"
     lines += [f"drafter step {acc.draft_step * 1000:.2f} ms{tree}, an iteration's fixed work "
               f"{acc.overhead * 1000:.2f} ms",

@@ -24,11 +24,6 @@ contexts, `CONTEXT` and `LONG_CONTEXT`, interleaved, and `at_context` moves each
 between them and beyond (attention's work grows linearly with the context; the line through 128 and
 1 024 priced those passes at 2 048 within 3%). An adaptive run over a long prompt then prices its
 drafts at the passes it pays, against a drafter step that does not grow as fast.
-
-One pass's time varies by a quarter from one pass to the next on a shared CPU (a one-token pass took 56 to
-99 ms within two minutes here), so the median of nine passes still moves by several percent, and a policy
-that compares a 3-node draft with a 4-node one reads the difference of two such medians. The curve kept is
-therefore fitted to all the sizes' medians at once (`convex`), and the medians are kept beside it (`measured`).
 """
 
 from __future__ import annotations
@@ -48,9 +43,9 @@ from specviz.kv_cache import CachedLM
 from specviz.models import LoadedModel, cache_dir
 
 SIZES = (1, 2, 3, 4, 5, 6, 7, 8, 12, 16, 24, 32, 48, 64)
-# v6: the curve kept is the fit of the medians (`convex`); v5: no timed pass copies the whole cache
-# (`CachedLM._keep_path`); v4: 7 measured; v3: a second curve at LONG_CONTEXT; v2: dense below 8; v1: 1, 2, 4, ... 64
-KEY = "verify-cost-v6"
+# v5: no timed pass copies the whole cache (`CachedLM._keep_path`); v4: 7 measured; v3: a second curve at
+# LONG_CONTEXT; v2: dense below 8; v1: 1, 2, 4, ... 64
+KEY = "verify-cost-v5"
 CONTEXT = 128
 LONG_CONTEXT = 1024
 
@@ -62,13 +57,13 @@ class VerifyCost:
     dtype: str
     threads: int
     sizes: list[int]
-    seconds: list[float]        # seconds of one pass over m new tokens: the fit (`convex`) of the medians measured
+    seconds: list[float]        # median seconds of one pass over m new tokens, made non-decreasing (`monotone`)
     context: int = CONTEXT      # the cached tokens each pass attended to
     longer: VerifyCost | None = None   # the same sizes measured over a longer context
     others: float | None = None        # cores other processes kept busy meanwhile (`contention`); None: not known
-    measured: list[float] | None = None   # the median seconds of each size, before the fit
 
     def __post_init__(self):
+        self.seconds = monotone(self.seconds)
         if isinstance(self.longer, dict):   # read back from JSON
             self.longer = VerifyCost(**self.longer)
 
@@ -97,54 +92,19 @@ class VerifyCost:
         return seconds[-1] * m / sizes[-1]
 
 
-def convex(sizes: list[int], seconds: list[float]) -> list[float]:
-    """The curve closest to the medians `seconds` (least squares of each one's relative error) among those that
-    never fall and whose slope never falls.
+def monotone(seconds: list[float]) -> list[float]:
+    """The non-decreasing curve closest to the measured medians (least squares: pool adjacent violators).
 
-    A pass costs what reading the weights costs until the arithmetic over its m tokens takes longer, plus its
-    attention over the cache, which grows with m as well: the larger of two lines, plus a line, so a convex and
-    non-decreasing curve of m. Written in hinges at the measured sizes s_k,
-
-        t(m) = a + Σ_k w_k · max(0, m − s_k),   a ≥ 0, w_k ≥ 0   (w_k: the slope's increase at s_k),
-
-    every such curve through the sizes is one of these, and the fit is a non-negative least-squares problem.
-    Each size's median is read with its neighbours', so the noise of one does not become a step: from 9 passes
-    each (one thread, 128 cached tokens), the medians alone put sizes 2 to 8 on average 6% off the curve of
-    39 passes, the fit 3%; the 3-to-4-token step, which decides between 2- and 3-node drafts, came out 12% of
-    a one-token pass off in one sizing of ten, the fit's 1%.
-    A wider pass measured cheaper is noise too (a busy machine, a cold cache): once a 4-token pass measured
-    below the one-token pass, every 3-token draft looked free, and a policy drafted on text it never guesses."""
-    m = torch.tensor(sizes, dtype=torch.float64)
-    y = torch.tensor(seconds, dtype=torch.float64)
-    hinges = torch.stack([torch.ones_like(m), *[(m - k).clamp(min=0) for k in sizes[:-1]]], dim=1)
-    weights = nonnegative_least_squares(hinges / y[:, None], torch.ones_like(y))   # rows over y: relative errors
-    return (hinges @ weights).tolist()
-
-
-def nonnegative_least_squares(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
-    """argmin ‖a x − b‖ over x ≥ 0, by Lawson and Hanson's active set (Solving Least Squares Problems, 1974,
-    ch. 23): free the coordinate whose gradient most wants to rise, solve the free ones unconstrained, and
-    where that solution turns one negative, step back to the point where the first of them reaches zero."""
-    n = a.shape[1]
-    x, free = a.new_zeros(n), torch.zeros(n, dtype=torch.bool)
-    for _ in range(3 * n):
-        gradient = (a.T @ (b - a @ x)).masked_fill(free, -torch.inf)
-        if free.all() or gradient.max() <= 1e-10 * b.norm() * a.norm():
-            break
-        free[gradient.argmax()] = True
-        while True:
-            z = a.new_zeros(n)
-            if free.any():
-                z[free] = torch.linalg.lstsq(a[:, free], b[:, None]).solution[:, 0]
-            if (z[free] > 0).all():
-                break
-            share = torch.where(free & (z <= 0), x / (x - z), torch.inf)
-            first = share.argmin()
-            x = (x + share[first] * (z - x)).clamp(min=0)
-            x[first] = 0
-            free &= x > 0
-        x = z
-    return x
+    A pass over more tokens does at least the work of a pass over fewer, so a wider pass measured cheaper
+    is noise (a busy machine, a cold cache). Left in, a dip at 4 tokens below the one-token pass would make
+    every 3-token draft look free, and a sizer or adaptive policy would draft on text it never guesses."""
+    blocks: list[list[float]] = []   # [mean, count] of each pooled run
+    for t in seconds:
+        blocks.append([t, 1])
+        while len(blocks) > 1 and blocks[-2][0] > blocks[-1][0]:
+            (a, n), (b, m) = blocks.pop(-2), blocks.pop()
+            blocks.append([(a * n + b * m) / (n + m), n + m])
+    return [mean for mean, count in blocks for _ in range(int(count))]
 
 
 def measure(target: LoadedModel, sizes: tuple[int, ...] = SIZES, rounds: int = 9,
@@ -175,10 +135,9 @@ def measure(target: LoadedModel, sizes: tuple[int, ...] = SIZES, rounds: int = 9
             times[c, m].append(clock.now() - start)
     cost, others = None, contention.others()
     for c in reversed(range(len(contexts))):
-        medians = [statistics.median(times[c, m][1:]) for m in sizes]
         cost = VerifyCost(target.name, str(target.device), str(target.dtype).removeprefix("torch."),
-                          torch.get_num_threads(), list(sizes), convex(list(sizes), medians), contexts[c], cost,
-                          others, medians)
+                          torch.get_num_threads(), list(sizes), [statistics.median(times[c, m][1:]) for m in sizes],
+                          contexts[c], cost, others)
     return cost
 
 

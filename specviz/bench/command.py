@@ -207,7 +207,7 @@ def run_bench(args: argparse.Namespace) -> None:
 def _curve(target) -> dict:
     """The verify-cost curve measured now, at this run's thread count."""
     cost = verify_cost.measure(target)
-    return {"sizes": cost.sizes, "seconds": cost.seconds, "relative": cost.relative, "measured": cost.measured}
+    return {"sizes": cost.sizes, "seconds": cost.seconds, "relative": cost.relative}
 
 
 def _tree_settings(shape: str, target, drafter, args: argparse.Namespace) -> DecodeSettings:

@@ -17,20 +17,15 @@ BRANCH_SYMBOLS = ["circle", "square", "diamond", "triangle-up"]
 
 
 def sizing_chart(sizing: Sizing) -> go.Figure:
-    """Left: one target pass over m new tokens relative to one token, the medians measured and the curve fitted
-    to them (`verify_cost.convex`), which the sizes are priced by. Right: for each
+    """Left: one target pass over m new tokens relative to one token, as measured. Right: for each
     top-k, the predicted tokens/s of the best tree per node budget (its best depth), chains by
     depth; the size `auto` runs is starred."""
     cost, chosen = sizing.cost, sizing.chosen
     fig = make_subplots(rows=1, cols=2, subplot_titles=(
         f"verify cost on {cost.device} ({cost.threads} thread(s))", "predicted tokens/s by tree size"))
-    fig.add_scatter(x=cost.sizes, y=cost.relative, mode="lines", name="one pass / one token (fitted)",
-                    line={"color": P_COLOR, "width": 3},
+    fig.add_scatter(x=cost.sizes, y=cost.relative, mode="lines+markers", name="one pass / one token",
+                    line={"color": P_COLOR, "width": 3}, marker={"size": 10},
                     hovertemplate="m = %{x}: %{y:.2f}× one token<extra></extra>", row=1, col=1)
-    if cost.measured:
-        fig.add_scatter(x=cost.sizes, y=[t / cost.seconds[0] for t in cost.measured], mode="markers",
-                        name="median measured", marker={"size": 9, "color": P_COLOR, "symbol": "circle-open"},
-                        hovertemplate="m = %{x}: %{y:.2f}× one token (median)<extra></extra>", row=1, col=1)
     fig.add_hline(y=1.0, line_dash="dot", line_color=NEUTRAL, row=1, col=1)
     for k, symbol in zip(sorted({s.branches for s in sizing.candidates}), BRANCH_SYMBOLS):
         best: dict[int, object] = {}
