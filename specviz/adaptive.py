@@ -165,8 +165,8 @@ def choose(state: State, budget: int, situation: str = "", context: int = 0) -> 
     if situation in space.chains:   # the copy: one continuation, and no drafter step to pay
         branches, copy = 1, replace(acc, draft_step=0.0)
     if (situation, depth) not in state.best:   # searched again only once the situation's table has moved
-        drafts = tree_size.candidates(acc, cost, depth, branches, space.nodes, copy) if depth > 0 else []
-        state.best[situation, depth] = tree_size.preferred(drafts) if drafts else None
+        state.best[situation, depth] = tree_size.search(acc, cost, depth, branches, space.nodes, copy) \
+            if depth > 0 else None
     best = state.best[situation, depth]
     if best is not None and best.tokens_per_s > alone.tokens_per_s * (1 + MARGIN):
         return Choice(best.gamma, best.branches, best.nodes, best.expected_tokens,

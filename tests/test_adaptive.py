@@ -201,8 +201,8 @@ def test_an_idle_policy_searches_the_shapes_once_until_its_estimates_move(monkey
     iteration; a drafted iteration moves the estimates and the next choice searches again."""
     state = adaptive.start(flat(0.05), ONE_THREAD, TREES)
     searched = []
-    candidates = tree_size.candidates
-    monkeypatch.setattr(tree_size, "candidates", lambda *args: searched.append(1) or candidates(*args))
+    search = tree_size.search
+    monkeypatch.setattr(tree_size, "search", lambda *args: searched.append(1) or search(*args))
     for _ in range(3):
         choice = adaptive.choose(state, 64)
         adaptive.observe(state, choice, [], [])

@@ -278,6 +278,25 @@ def test_a_near_tie_between_a_chain_and_a_tree_goes_to_the_chain():
     assert tree_size.choose(ahead, steep).chosen.branches > 1
 
 
+def test_the_search_picks_what_pricing_every_size_picks():
+    """`search` leaves unpriced the trees that cannot beat the chain, and must still pick exactly the size
+    `preferred` picks among all candidates: on random tables (ranks out of order, rows that rise with depth),
+    curves from a GPU's flat one to this CPU's steep one, drafter steps cheap and dear, every limit."""
+    rng = torch.Generator().manual_seed(7)
+    flat_gpu = [1, 1, 1, 1, 1.02, 1.05, 1.1]
+    for trial in range(300):
+        rows = torch.rand(8, 4, generator=rng) * torch.rand(8, 1, generator=rng)
+        rows = rows / rows.sum(dim=1, keepdim=True).clamp_min(1.0)
+        step = float(torch.rand(1, generator=rng)) * 0.01
+        acc = Acceptance(rows.tolist(), draft_step=step, samples=[50] * 8, overhead=0.001,
+                         tree_step=step * (1 + float(torch.rand(1, generator=rng))))
+        c = cost(flat_gpu if trial % 3 == 0 else CPU_CURVE if trial % 3 == 1 else [1, 1.02, 1.05, 1.1, 1.3, 1.8, 3])
+        depth, branches = 1 + trial % 8, 1 + trial // 8 % 4
+        nodes = tree_size.BUDGETS[trial // 32 % len(tree_size.BUDGETS)]
+        every = tree_size.preferred(tree_size.candidates(acc, c, depth, branches, nodes))
+        assert tree_size.search(acc, c, depth, branches, nodes) == every
+
+
 def test_a_clear_lead_still_goes_to_one_node():
     """A drafter whose second guess is almost never right, with a costly drafter step: one node is clearly
     fastest and stays the choice."""
