@@ -197,7 +197,7 @@ def test_a_draft_must_be_predicted_clearly_faster_than_the_target_alone():
 
 
 def test_an_idle_policy_searches_the_shapes_once_until_its_estimates_move(monkeypatch):
-    """Not drafting teaches nothing, so the search over every tree (about a millisecond) is not redone each
+    """Not drafting teaches nothing, so the search over the shapes (half a millisecond) is not redone each
     iteration; a drafted iteration moves the estimates and the next choice searches again."""
     state = adaptive.start(flat(0.05), ONE_THREAD, TREES)
     searched = []
