@@ -177,7 +177,12 @@ def candidates(acc: Acceptance, cost: VerifyCost, depth: int = max(DEPTHS), bran
     `chains` where given: a copy's chain runs no drafter step, see `specviz.adaptive`),
     and trees of each depth, top-k and budget (`trees`)."""
     depths = [g for g in DEPTHS if g <= depth]
-    return [predict(chains or acc, cost, g, 1, g) for g in depths] + trees(acc, cost, depths, branches, nodes)
+    return chain_sizes(chains or acc, cost, depths) + trees(acc, cost, depths, branches, nodes)
+
+
+def chain_sizes(acc: Acceptance, cost: VerifyCost, depths: list[int]) -> list[TreeSize]:
+    """The chain of each depth (a chain of γ is γ nodes)."""
+    return [predict(acc, cost, g, 1, g) for g in depths]
 
 
 def trees(acc: Acceptance, cost: VerifyCost, depths: list[int], branches: int, nodes: int,
@@ -193,6 +198,7 @@ def trees(acc: Acceptance, cost: VerifyCost, depths: list[int], branches: int, n
     bound = expected_by_budget(acc, max(depths), max(widths), nodes) if floor and widths and depths else []
     sizes = []
     for g in depths:
+        # priced as a tree (top-2 or wider: a tree's drafter step) of depth g holding the bound's E
         if bound and all(timed(acc, verify[n], g, 2, n, bound[n]).tokens_per_s < floor for n in budgets if n > g):
             break
         for k in widths:
@@ -209,7 +215,7 @@ def search(acc: Acceptance, cost: VerifyCost, depth: int, branches: int, nodes: 
     one CPU thread (the adaptive policy searches before most iterations, about 2% of one), the chains alone
     0.14 ms."""
     depths = [g for g in DEPTHS if g <= depth]
-    chain = fastest([predict(chains or acc, cost, g, 1, g) for g in depths])
+    chain = fastest(chain_sizes(chains or acc, cost, depths))
     return preferred([chain, *trees(acc, cost, depths, branches, nodes, chain.tokens_per_s * (1 - TIE))])
 
 
@@ -251,7 +257,7 @@ def best_chain(setup: Setup, drafter: str, weights: str = "") -> TreeSize | None
     if cost is None or not path.is_file():
         return None
     acc = Acceptance(**json.loads(path.read_text()))
-    return fastest([predict(acc, cost, g, 1, g) for g in DEPTHS])
+    return fastest(chain_sizes(acc, cost, list(DEPTHS)))
 
 
 def measured_gamma(target: LoadedModel, drafter: Drafter | None) -> int | None:
