@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING
 
 from specviz.device import decoder_threads
 from specviz.errors import SpecvizError
+from specviz.limits import kept_pairs
 
 if TYPE_CHECKING:
     from specviz.models import Prompt
@@ -211,7 +212,7 @@ def serve(fd: int, threads: int) -> None:
         models, work, args = request
         target = drafter = None   # the last request's models live on in `loaded` only, if at all
         try:
-            target, drafter = _load(models, loaded, lambda text: conn.send(("status", text)))
+            target, drafter = _load(models, loaded, lambda text: conn.send(("status", text)), kept_pairs())
             cpu = time.process_time()  # this process's CPU time, read where the work runs, to the microsecond
             _stream(work(target, drafter, *args), conn)
         except Exception as error:  # every failure goes back to the page; the process serves on
@@ -242,9 +243,11 @@ def _stop_asked(conn: Connection) -> bool:
     return conn.poll() and conn.recv() == "stop"
 
 
-def _load(models: ModelSpec, loaded: dict, status: Callable[[str | None], None]):
-    """The request's (target, drafter), loaded once per process and kept. A new pair decodes a few
-    tokens before it is handed out, so no measured run pays the first calls' one-off costs."""
+def _load(models: ModelSpec, loaded: dict, status: Callable[[str | None], None], keep: int):
+    """The request's (target, drafter), loaded once and kept in `loaded` with the pairs used last, `keep` in all:
+    a new pair lets the least recently used ones go first (their memory with them) and shares a kept pair's
+    target where it can. A new pair decodes a few tokens before it is handed out, so no measured run pays the
+    first calls' one-off costs."""
     from specviz.decoder import generate
     from specviz.drafters import build_drafter
     from specviz.limits import NO_LIMITS
@@ -252,13 +255,17 @@ def _load(models: ModelSpec, loaded: dict, status: Callable[[str | None], None])
     from specviz.settings import DecodeSettings
 
     if models in loaded:
+        loaded[models] = loaded.pop(models)   # now the one used last
         return loaded[models]
+    while len(loaded) >= keep:
+        loaded.pop(next(iter(loaded)))
+        _let_go()
     weights = models.target, models.dtype
-    if weights not in loaded:
+    target = next((t for spec, (t, _) in loaded.items() if (spec.target, spec.dtype) == weights), None)
+    if target is None:
         status(f"Loading the target model {models.target or 'SmolLM2-135M-Instruct (embedded)'}"
                f"{f' in {models.dtype}' if models.dtype else ''}… (once per server process)")
-        loaded[weights] = load_model(models.target, dtype=models.dtype)
-    target = loaded[weights]
+        target = load_model(models.target, dtype=models.dtype)
     status(f"Preparing the drafter ({models.drafter})… (once per server process)")
     drafter = build_drafter(models.drafter, target, models.draft_model)
     generate(target, drafter, "Hello", DecodeSettings(temperature=0.0, max_new_tokens=4, record=False),
@@ -266,6 +273,17 @@ def _load(models: ModelSpec, loaded: dict, status: Callable[[str | None], None])
     loaded[models] = target, drafter
     status(None)
     return target, drafter
+
+
+def _let_go() -> None:
+    """Free what models no longer held kept: Python's cycles now, and CUDA's cached blocks for the next load."""
+    import gc
+
+    import torch
+
+    gc.collect()
+    if torch.cuda.is_available():
+        torch.cuda.empty_cache()
 
 
 def _failed(error: Exception, loaded: dict) -> Exception:
@@ -278,6 +296,7 @@ def _failed(error: Exception, loaded: dict) -> Exception:
         return SpecvizError(str(error))
     if isinstance(error, torch.OutOfMemoryError | MemoryError):
         loaded.clear()
+        _let_go()
         return SpecvizError(f"out of memory ({str(error).splitlines()[0] if str(error) else type(error).__name__}): "
                             "the models this server kept loaded are let go, so the next run loads only its own "
                             "pair; try again, or a smaller pair, fewer new tokens or half precision")

@@ -4,6 +4,8 @@ SPECVIZ_MAX_PROMPT_TOKENS   prompt tokens (after the chat template) a run accept
 SPECVIZ_MAX_NEW_TOKENS      max_new_tokens a run may ask for
 SPECVIZ_MAX_RUN_SECONDS     seconds of decoding, after which the run stops at the end of its current iteration;
                             the trace keeps what was decided and says the limit stopped it (`Trace.stopped_by`)
+SPECVIZ_KEPT_PAIRS          model pairs (a target and its drafter) the app's decoder process keeps loaded: the ones
+                            used last, `KEPT_PAIRS` unless set; a new pair lets the least recently used go first
 SPECVIZ_REMOTE_TARGETS      the servers (URLs, separated by spaces or commas) the app's visitors may use as a
                             remote target (`specviz.remote`); unset, the app offers none, so a visitor cannot
                             make the host send requests elsewhere. The CLI and the library trust their caller.
@@ -24,6 +26,8 @@ PROMPT_TOKENS = "SPECVIZ_MAX_PROMPT_TOKENS"
 NEW_TOKENS = "SPECVIZ_MAX_NEW_TOKENS"
 RUN_SECONDS = "SPECVIZ_MAX_RUN_SECONDS"
 REMOTE_TARGETS = "SPECVIZ_REMOTE_TARGETS"
+KEPT = "SPECVIZ_KEPT_PAIRS"
+KEPT_PAIRS = 2   # a host's visitors try pair after pair; kept unbounded, a GPU host ran out of memory
 
 
 @dataclass(frozen=True)
@@ -54,6 +58,12 @@ NO_LIMITS = Limits()
 def host_limits() -> Limits:
     """The limits set in the environment; a malformed value raises SpecvizError naming the variable."""
     return Limits(_read(PROMPT_TOKENS, int), _read(NEW_TOKENS, int), _read(RUN_SECONDS, float))
+
+
+def kept_pairs() -> int:
+    """How many model pairs the decoder process keeps loaded (`SPECVIZ_KEPT_PAIRS`, else `KEPT_PAIRS`)."""
+    kept = _read(KEPT, int)
+    return KEPT_PAIRS if kept is None else kept
 
 
 def _read(name: str, kind: type[int] | type[float]) -> int | float | None:

@@ -5,15 +5,17 @@ from __future__ import annotations
 
 import os
 import signal
+import weakref
 from dataclasses import asdict, replace
 
 import pytest
 import torch
 
 from specviz import DecodeSettings, SpecvizError, generate, load_model
-from specviz.decoder_process import DecoderProcess, ModelSpec, follow_trace, trace_stream
+from specviz.decoder_process import DecoderProcess, ModelSpec, _load, follow_trace, trace_stream
 from specviz.device import decoder_threads
 from specviz.drafters import build_drafter
+from specviz.limits import KEPT_PAIRS, kept_pairs
 from specviz.sweep import gamma_sweep
 
 PROMPT = "w1 w2 w3 w1 w2"
@@ -194,3 +196,28 @@ def test_a_run_that_sizes_its_pair_says_so_before_its_first_item(tiny_llama_dirs
     conn = Sent()
     _stream((item for item in sized), conn)
     assert [kind for kind, _ in conn.messages[:3]] == ["status", "status", "item"]
+
+
+def test_the_pairs_used_last_stay_loaded_and_the_others_are_let_go(tiny_llama_dirs):
+    first, second = (str(d) for d in tiny_llama_dirs)
+    a, b, c = ModelSpec(first, "ngram"), ModelSpec(second, "ngram"), ModelSpec(first, "model", second)
+    loaded, said = {}, []
+    pair_a = _load(a, loaded, said.append, keep=2)
+    b_target = weakref.ref(_load(b, loaded, said.append, keep=2)[0].model)
+    again = _load(a, loaded, said.append, keep=2)
+    assert again[0] is pair_a[0] and again[1] is pair_a[1]   # kept, and now the pair used last
+    pair_c = _load(c, loaded, said.append, keep=2)
+    assert list(loaded) == [a, c]           # b, used least recently, went
+    assert b_target() is None               # and its target's memory with it
+    assert pair_c[0] is pair_a[0]           # c shares a's target rather than loading it again
+    assert sum(text.startswith("Loading the target") for text in said if text) == 2
+
+
+def test_the_pairs_kept_are_read_from_the_environment(monkeypatch):
+    monkeypatch.delenv("SPECVIZ_KEPT_PAIRS", raising=False)
+    assert kept_pairs() == KEPT_PAIRS
+    monkeypatch.setenv("SPECVIZ_KEPT_PAIRS", "5")
+    assert kept_pairs() == 5
+    monkeypatch.setenv("SPECVIZ_KEPT_PAIRS", "0")
+    with pytest.raises(SpecvizError, match="SPECVIZ_KEPT_PAIRS must be a whole number >= 1, got '0'"):
+        kept_pairs()
