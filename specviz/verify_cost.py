@@ -24,6 +24,12 @@ contexts, `CONTEXT` and `LONG_CONTEXT`, interleaved, and `at_context` moves each
 between them and beyond (attention's work grows linearly with the context; the line through 128 and
 1 024 priced those passes at 2 048 within 3%). An adaptive run over a long prompt then prices its
 drafts at the passes it pays, against a drafter step that does not grow as fast.
+
+A pass here takes a quarter longer or shorter from one moment to the next, so a curve is only as good as its
+rounds. Two curves of 9 rounds each, taken from the same 40 (one thread, sizes 1 to 8 over 128 cached tokens),
+put sizes 2 to 8 against the one-token pass 7.0% apart on average and the pass itself 9.2%; two of 20 rounds,
+4.6% and 5.4%. The differences a draft shape is chosen by are of that order (a tree against a chain, 2-5%), so
+the sizes up to `DENSE`, where a CPU's drafts fall, are timed `DENSE_TIMES` times a round.
 """
 
 from __future__ import annotations
@@ -43,9 +49,12 @@ from specviz.kv_cache import CachedLM
 from specviz.models import LoadedModel, cache_dir
 
 SIZES = (1, 2, 3, 4, 5, 6, 7, 8, 12, 16, 24, 32, 48, 64)
-# v5: no timed pass copies the whole cache (`CachedLM._keep_path`); v4: 7 measured; v3: a second curve at
-# LONG_CONTEXT; v2: dense below 8; v1: 1, 2, 4, ... 64
-KEY = "verify-cost-v5"
+# v7: sizes up to DENSE timed DENSE_TIMES a round (v6 was a fitted curve, since withdrawn); v5: no timed pass
+# copies the whole cache (`CachedLM._keep_path`); v4: 7 measured; v3: a second curve at LONG_CONTEXT; v2: dense
+# below 8; v1: 1, 2, 4, ... 64
+KEY = "verify-cost-v7"
+DENSE = 8
+DENSE_TIMES = 3
 CONTEXT = 128
 LONG_CONTEXT = 1024
 
@@ -111,8 +120,8 @@ def measure(target: LoadedModel, sizes: tuple[int, ...] = SIZES, rounds: int = 9
             contexts: tuple[int, ...] = (CONTEXT, LONG_CONTEXT)) -> VerifyCost:
     """Median time of one pass over each size at each context, the (size, context) pairs interleaved round
     by round in a fresh order each round: a pass right after the widest one runs slower (its caches are
-    cold), and in a fixed order that would always be the one-token pass, the curve's unit. The curve at
-    the first context, holding those at the others as `longer`."""
+    cold), and in a fixed order that would always be the one-token pass, the curve's unit; sizes up to `DENSE`
+    come `DENSE_TIMES` times a round. The curve at the first context, holding those at the others as `longer`."""
     clock = Clock(target.device)
     generator = torch.Generator().manual_seed(0)
     vocab = target.vocab_size
@@ -123,20 +132,21 @@ def measure(target: LoadedModel, sizes: tuple[int, ...] = SIZES, rounds: int = 9
         lm.logits(prefix)
         models.append(lm)
         prefixes.append(prefix)
-    pairs = [(c, m) for c in range(len(contexts)) for m in sizes]
+    pairs = [(c, m) for c in range(len(contexts)) for m in sizes for _ in range(DENSE_TIMES if m <= DENSE else 1)]
     times: dict[tuple[int, int], list[float]] = {pair: [] for pair in pairs}
     contention = Contention()
-    for _ in range(rounds + 1):                      # the first round warms up and is dropped
+    for r in range(rounds + 1):                      # the first round warms up and is dropped
         for c, m in [pairs[i] for i in torch.randperm(len(pairs), generator=generator).tolist()]:
             new = torch.randint(0, vocab, (m,), generator=generator).tolist()
             start = clock.now()
             # the cache keeps the context: each pass feeds only the m new tokens
             models[c].logits(prefixes[c] + new, last=m, parents=[-1] * m if m > 1 else None)
-            times[c, m].append(clock.now() - start)
+            if r:
+                times[c, m].append(clock.now() - start)
     cost, others = None, contention.others()
     for c in reversed(range(len(contexts))):
         cost = VerifyCost(target.name, str(target.device), str(target.dtype).removeprefix("torch."),
-                          torch.get_num_threads(), list(sizes), [statistics.median(times[c, m][1:]) for m in sizes],
+                          torch.get_num_threads(), list(sizes), [statistics.median(times[c, m]) for m in sizes],
                           contexts[c], cost, others)
     return cost
 
@@ -161,11 +171,11 @@ _now: dict[Setup, float] = {}
 
 
 def one_token_now(target: LoadedModel) -> float:
-    """Seconds of a one-token pass over `CONTEXT` cached tokens timed now (`measure`, 8 rounds; about 0.7 s on
-    one CPU thread), once per process and setup: what a kept curve is checked against (`stale`)."""
+    """Seconds of a one-token pass over `CONTEXT` cached tokens timed now (`measure`, 3 rounds of `DENSE_TIMES`;
+    about 1.2 s on one CPU thread), once per process and setup: what a kept curve is checked against (`stale`)."""
     setup = Setup.of(target)
     if setup not in _now:
-        _now[setup] = measure(target, (1,), rounds=8, contexts=(CONTEXT,)).seconds[0]
+        _now[setup] = measure(target, (1,), rounds=3, contexts=(CONTEXT,)).seconds[0]
     return _now[setup]
 
 
