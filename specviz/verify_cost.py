@@ -26,10 +26,11 @@ between them and beyond (attention's work grows linearly with the context; the l
 drafts at the passes it pays, against a drafter step that does not grow as fast.
 
 A pass here takes a quarter longer or shorter from one moment to the next, so a curve is only as good as its
-rounds. Two curves of 9 rounds each, taken from the same 40 (one thread, sizes 1 to 8 over 128 cached tokens),
-put sizes 2 to 8 against the one-token pass 7.0% apart on average and the pass itself 9.2%; two of 20 rounds,
-4.6% and 5.4%. The differences a draft shape is chosen by are of that order (a tree against a chain, 2-5%), so
-the sizes up to `DENSE`, where a CPU's drafts fall, are timed `DENSE_TIMES` times a round.
+rounds. Two curves of 9 disjoint rounds each, drawn from 40 (one thread, sizes 1 to 8 over 128 cached tokens),
+put sizes 2 to 8 against the one-token pass 6.2-7.0% apart on average and the one-token passes 6.8-9.2%; two of
+20 rounds, 4.6-5.0% and 5.4% (`benchmarks/curve_rounds.py`, two runs). The differences a draft shape is chosen by
+are of that order (a tree against a chain, 2-5%), so the sizes up to `DENSE`, where a CPU's drafts fall, are timed
+`DENSE_TIMES` times a round.
 """
 
 from __future__ import annotations
@@ -118,10 +119,24 @@ def monotone(seconds: list[float]) -> list[float]:
 
 def measure(target: LoadedModel, sizes: tuple[int, ...] = SIZES, rounds: int = 9,
             contexts: tuple[int, ...] = (CONTEXT, LONG_CONTEXT)) -> VerifyCost:
-    """Median time of one pass over each size at each context, the (size, context) pairs interleaved round
-    by round in a fresh order each round: a pass right after the widest one runs slower (its caches are
-    cold), and in a fixed order that would always be the one-token pass, the curve's unit; sizes up to `DENSE`
-    come `DENSE_TIMES` times a round. The curve at the first context, holding those at the others as `longer`."""
+    """Median time of one pass over each size at each context (`timed_passes`). The curve at the first context,
+    holding those at the others as `longer`."""
+    contention = Contention()
+    times = timed_passes(target, sizes, rounds, contexts)
+    cost, others = None, contention.others()
+    for c in reversed(range(len(contexts))):
+        cost = VerifyCost(target.name, str(target.device), str(target.dtype).removeprefix("torch."),
+                          torch.get_num_threads(), list(sizes), [statistics.median(times[c, m]) for m in sizes],
+                          contexts[c], cost, others)
+    return cost
+
+
+def timed_passes(target: LoadedModel, sizes: tuple[int, ...], rounds: int, contexts: tuple[int, ...],
+                 dense_times: int = DENSE_TIMES) -> dict[tuple[int, int], list[float]]:
+    """Seconds of each pass over m new tokens at context index c, {(c, m): [...]}: the (size, context) pairs
+    interleaved round by round in a fresh order each round, since a pass right after the widest one runs slower
+    (its caches are cold), and in a fixed order that would always be the one-token pass, the curve's unit; sizes
+    up to `DENSE` come `dense_times` times a round. A first round warms up and is dropped."""
     clock = Clock(target.device)
     generator = torch.Generator().manual_seed(0)
     vocab = target.vocab_size
@@ -132,10 +147,9 @@ def measure(target: LoadedModel, sizes: tuple[int, ...] = SIZES, rounds: int = 9
         lm.logits(prefix)
         models.append(lm)
         prefixes.append(prefix)
-    pairs = [(c, m) for c in range(len(contexts)) for m in sizes for _ in range(DENSE_TIMES if m <= DENSE else 1)]
+    pairs = [(c, m) for c in range(len(contexts)) for m in sizes for _ in range(dense_times if m <= DENSE else 1)]
     times: dict[tuple[int, int], list[float]] = {pair: [] for pair in pairs}
-    contention = Contention()
-    for r in range(rounds + 1):                      # the first round warms up and is dropped
+    for r in range(rounds + 1):
         for c, m in [pairs[i] for i in torch.randperm(len(pairs), generator=generator).tolist()]:
             new = torch.randint(0, vocab, (m,), generator=generator).tolist()
             start = clock.now()
@@ -143,12 +157,7 @@ def measure(target: LoadedModel, sizes: tuple[int, ...] = SIZES, rounds: int = 9
             models[c].logits(prefixes[c] + new, last=m, parents=[-1] * m if m > 1 else None)
             if r:
                 times[c, m].append(clock.now() - start)
-    cost, others = None, contention.others()
-    for c in reversed(range(len(contexts))):
-        cost = VerifyCost(target.name, str(target.device), str(target.dtype).removeprefix("torch."),
-                          torch.get_num_threads(), list(sizes), [statistics.median(times[c, m]) for m in sizes],
-                          contexts[c], cost, others)
-    return cost
+    return times
 
 
 def stored(setup: Setup) -> VerifyCost | None:
