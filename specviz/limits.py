@@ -27,7 +27,7 @@ NEW_TOKENS = "SPECVIZ_MAX_NEW_TOKENS"
 RUN_SECONDS = "SPECVIZ_MAX_RUN_SECONDS"
 REMOTE_TARGETS = "SPECVIZ_REMOTE_TARGETS"
 KEPT = "SPECVIZ_KEPT_PAIRS"
-KEPT_PAIRS = 2   # a host's visitors try pair after pair; kept unbounded, a GPU host ran out of memory
+KEPT_PAIRS = 2   # a host's visitors try pair after pair, and each pair kept holds its weights in memory
 
 
 @dataclass(frozen=True)
