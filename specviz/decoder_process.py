@@ -264,9 +264,9 @@ def _load(models: ModelSpec, loaded: dict, status: Callable[[str | None], None],
     target = next((t for spec, (t, _) in loaded.items() if (spec.target, spec.dtype) == weights), None)
     if target is None:
         status(f"Loading the target model {models.target or 'SmolLM2-135M-Instruct (embedded)'}"
-               f"{f' in {models.dtype}' if models.dtype else ''}… (once per server process)")
+               f"{f' in {models.dtype}' if models.dtype else ''}… (kept for the runs after it)")
         target = load_model(models.target, dtype=models.dtype)
-    status(f"Preparing the drafter ({models.drafter})… (once per server process)")
+    status(f"Preparing the drafter ({models.drafter})… (kept for the runs after it)")
     drafter = build_drafter(models.drafter, target, models.draft_model)
     generate(target, drafter, "Hello", DecodeSettings(temperature=0.0, max_new_tokens=4, record=False),
              limits=NO_LIMITS)
