@@ -257,8 +257,9 @@ def _load(models: ModelSpec, loaded: dict, status: Callable[[str | None], None],
     if models in loaded:
         loaded[models] = loaded.pop(models)   # now the one used last
         return loaded[models]
-    while len(loaded) >= keep:
-        loaded.pop(next(iter(loaded)))
+    if len(loaded) >= keep:
+        for spec in list(loaded)[: len(loaded) - keep + 1]:   # the ones used least recently
+            del loaded[spec]
         _let_go()
     weights = models.target, models.dtype
     target = next((t for spec, (t, _) in loaded.items() if (spec.target, spec.dtype) == weights), None)
