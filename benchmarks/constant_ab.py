@@ -13,7 +13,7 @@ was 1.4–2.3% (`packed-from-two.md`). Every run writes all `--tokens` tokens (`
 Tune on training-split prompts only (`corpus:N` below), never on a public benchmark's. Usage, from the repository root:
 
     PYTHONPATH=. python benchmarks/constant_ab.py PROMPTS TEMPERATURE specviz.adaptive.MARGIN=0.08 \\
-        specviz.drafters.eagle.WINDOW=256 [--tokens 48] [--repeats 2]
+        specviz.drafters.eagle.WINDOW=256 [--tokens 48] [--repeats 2] [--priced]
 
 An arm `acceptance.FIELD=value` runs with that field of the pair's measured sizing replaced instead
 (`tree_size.Acceptance`: `acceptance.tree_step=0.0034` prices a tree's drafter step as a chain's), and
@@ -21,6 +21,17 @@ An arm `acceptance.FIELD=value` runs with that field of the pair's measured sizi
 that sets a module constant runs its own drafter, loaded with the constant in place, so a constant read at
 load time counts too. Commas join assignments into one arm: `specviz.adaptive.MARGIN=0.05,settings.branches=1`
 runs adaptive chains with another margin.
+
+`--priced` reads no clock: each arm's run after the prefill is priced by the pair's cost model
+(`priced_speedup`), the target alone's step as 1, so a greedy run, whose choices read no clock either, gives
+the same number every time (the target alone is not run; one repeat is enough). On this shared machine the
+target alone's step over a 1 400-token prompt measured 79, 96 and 104 ms in three runs a minute apart, and
+one prompt's identical drafts 0.90×, 1.28× and 1.11× its speed: the clock cannot rank policies one prompt at
+a time. The price is the sizing's own model: on 9 long prompts it was 3% above the clock's after-prefill
+speedup on the geometric mean, 9% below to 16% above it per prompt (`priced-ab.md`). An arm that changes a
+cost (`acceptance.draft_step=...`) is still priced by the measured one, so the price shows what the change
+does to the choices, not to the costs. Timed rows carry each arm's price too.
+
 `PROMPTS` is any prompt set `bench` reads; `corpus:N` builds N training-split prompts of each corpus kind
 (`--seed`); with `--min-prompt-tokens M`, the first N of each kind's first 60 that are at least M tokens long
 (the long-prompt set of `head-window.md`: `corpus:5 --min-prompt-tokens 500 --seed 5913`).
@@ -40,6 +51,7 @@ from dataclasses import replace
 
 from accepted_counts import default_pair
 
+from specviz import tree_size
 from specviz.bench.prompts import BenchPrompt, load_prompts
 from specviz.corpus.prompts import KINDS, build_prompts
 from specviz.decoder import generate
@@ -47,7 +59,8 @@ from specviz.drafters import build_drafter
 from specviz.models import LoadedModel
 from specviz.settings import DecodeSettings
 from specviz.sizing import prepare
-from specviz.tree_size import DEPTHS
+from specviz.trace import Trace
+from specviz.tree_size import DEPTHS, Sizing
 
 LONG_SEARCH = 60   # prompts built per kind to find `--min-prompt-tokens` ones among
 
@@ -98,6 +111,26 @@ def rotated(items: list, turn: int) -> list:
     return items[turn:] + items[:turn]
 
 
+def priced_speedup(trace: Trace, sizing: Sizing, chains: frozenset[str]) -> float:
+    """Tokens after the prefill over the run's priced time, in target-alone steps: each iteration's shape (its
+    `Choice`) priced at its context as `tree_size.timed` prices it (a chain in a copying situation, `chains`,
+    runs no drafter step, as in `specviz.adaptive`), over a one-token pass at that context."""
+    acc, copy = sizing.acceptance, replace(sizing.acceptance, draft_step=0.0)
+    context, steps = len(trace.prompt_ids) + len(trace.iterations[0].emitted_ids), 0.0
+    for it in trace.iterations[1:]:
+        cost, shape = sizing.cost.at_context(context), it.choice
+        alone = tree_size.timed(acc, cost.at(1), 0, 1, 0, 1.0).tokens_per_s
+        if shape.gamma:
+            nodes = shape.gamma if shape.branches == 1 else shape.nodes
+            own = copy if shape.branches == 1 and shape.situation in chains else acc
+            drafted = tree_size.timed(own, cost.at(nodes + 1), shape.gamma, shape.branches, nodes, 1.0)
+            steps += alone / drafted.tokens_per_s
+        else:
+            steps += 1.0
+        context += len(it.emitted_ids)
+    return (len(trace.generated_ids) - len(trace.iterations[0].emitted_ids)) / steps
+
+
 def geomean(ratios: list[float]) -> float:
     return math.exp(statistics.mean(map(math.log, ratios)))
 
@@ -110,6 +143,7 @@ def main() -> None:
     parser.add_argument("--tokens", type=int, default=48, help="new tokens a run (default 48)")
     parser.add_argument("--repeats", type=int, default=2, help="runs of each arm a prompt (default 2)")
     parser.add_argument("--seed", type=int, default=5909, help="corpus:N's prompt seed (default 5909)")
+    parser.add_argument("--priced", action="store_true", help="price runs by the cost model, read no clock (above)")
     parser.add_argument("--min-prompt-tokens", type=int, default=0, help="corpus:N's prompts at least this long")
     args = parser.parse_args()
     arms = {"as is": [], **{a: [variant(part) for part in a.split(",")] for a in args.assignments}}
@@ -127,12 +161,13 @@ def main() -> None:
     prepared = prepare(target, drafter, replace(base, adaptive=True, gamma=max(DEPTHS), auto_size=True))
     rows = []
     for prompt in prompts:
-        seconds, after, per_iteration = defaultdict(list), defaultdict(list), defaultdict(list)
+        seconds, after, priced, per_iteration = (defaultdict(list) for _ in range(4))
         for seed in range(args.repeats):
-            trace = generate(target, None, prompt.text, replace(base, seed=seed))
-            seconds["alone"].append(trace.wall_time)
-            after["alone"].append(after_prefill(trace))
-            for name, arm in arms.items():
+            if not args.priced:
+                trace = generate(target, None, prompt.text, replace(base, seed=seed))
+                seconds["alone"].append(trace.wall_time)
+                after["alone"].append(after_prefill(trace))
+            for name, arm in rotated(list(arms.items()), seed):
                 sizing, settings = prepared.sizing, replace(prepared.settings, seed=seed)
                 for where, field, value in arm:
                     if where == "acceptance":
@@ -141,23 +176,31 @@ def main() -> None:
                         settings = replace(settings, **{field: value})
                 with constants(arm):
                     trace = generate(target, drafters[name], prompt.text, settings, sizing=sizing)
+                priced[name].append(priced_speedup(trace, prepared.sizing, drafters[name].chain_situations))
                 seconds[name].append(trace.wall_time)
                 after[name].append(after_prefill(trace))
                 per_iteration[name].append(len(trace.generated_ids) / len(trace.iterations))
-        row = {"id": prompt.id,
-               **{arm: round(statistics.median(seconds["alone"]) / statistics.median(seconds[arm]), 4) for arm in arms},
-               **{f"after prefill {arm}": round(statistics.median(after["alone"]) / statistics.median(after[arm]), 4)
-                  for arm in arms},
-               **{f"tokens/iteration {arm}": round(statistics.mean(per_iteration[arm]), 3) for arm in arms}}
+        row = {"id": prompt.id, **{f"priced {arm}": round(statistics.median(priced[arm]), 4) for arm in arms}}
+        if not args.priced:
+            alone, decode = statistics.median(seconds["alone"]), statistics.median(after["alone"])
+            row |= {**{arm: round(alone / statistics.median(seconds[arm]), 4) for arm in arms},
+                    **{f"after prefill {arm}": round(decode / statistics.median(after[arm]), 4) for arm in arms}}
+        row |= {f"tokens/iteration {arm}": round(statistics.mean(per_iteration[arm]), 3) for arm in arms}
         rows.append(row)
         print(json.dumps(row), flush=True)
     for arm in arms:
-        ratios, decode = [row[arm] for row in rows], [row[f"after prefill {arm}"] for row in rows]
-        print(f"{arm}: geomean {geomean(ratios):.3f}×, worst {min(ratios):.3f}×, "
-              f"{sum(r < 0.98 for r in ratios)} of {len(ratios)} below 0.98×; after the prefill: geomean "
-              f"{geomean(decode):.3f}×, worst {min(decode):.3f}×")
+        key = f"priced {arm}" if args.priced else arm
+        ratios, price = [row[key] for row in rows], [row[f"priced {arm}"] for row in rows]
+        print(f"{key}: geomean {geomean(ratios):.3f}×, worst {min(ratios):.3f}×, "
+              f"{sum(r < 0.98 for r in ratios)} of {len(ratios)} below 0.98×", end="")
+        if args.priced:
+            print()
+        else:
+            decode = [row[f"after prefill {arm}"] for row in rows]
+            print(f"; after the prefill: geomean {geomean(decode):.3f}×, worst {min(decode):.3f}×; priced: geomean "
+                  f"{geomean(price):.3f}×, worst {min(price):.3f}×")
         if arm != "as is" and len(rows) > 1:
-            logs = [math.log(row[arm] / row["as is"]) for row in rows]
+            logs = [math.log(row[key] / row["priced as is" if args.priced else "as is"]) for row in rows]
             error = statistics.stdev(logs) / len(logs) ** 0.5
             print(f"  against as is: {100 * statistics.mean(logs):+.2f}% ± {100 * error:.2f}% (per-prompt log-ratio "
                   f"mean ± standard error), faster on {sum(x > 0 for x in logs)} of {len(logs)}")
