@@ -147,6 +147,9 @@ def main() -> None:
     parser.add_argument("--min-prompt-tokens", type=int, default=0, help="corpus:N's prompts at least this long")
     args = parser.parse_args()
     arms = {"as is": [], **{a: [variant(part) for part in a.split(",")] for a in args.assignments}}
+    if args.priced and any(where == "settings" and field == "adaptive" and not value
+                           for arm in arms.values() for where, field, value in arm):
+        parser.error("--priced prices the shapes an adaptive run chose; a run with settings.adaptive=0 chooses none")
     target, drafter = default_pair()
     drafters = {}
     for name, arm in arms.items():
