@@ -30,7 +30,7 @@ one prompt's identical drafts 0.90×, 1.28× and 1.11× its speed: the clock can
 a time. The price is the sizing's own model: on 9 long prompts it was 3% above the clock's after-prefill
 speedup on the geometric mean, 9% below to 16% above it per prompt (`priced-ab.md`). An arm that changes a
 cost (`acceptance.draft_step=...`) is still priced by the measured one, so the price shows what the change
-does to the choices, not to the costs. Timed rows carry each arm's price too.
+does to the choices, not to the costs. Timed rows carry each adaptive arm's price too.
 
 `PROMPTS` is any prompt set `bench` reads; `corpus:N` builds N training-split prompts of each corpus kind
 (`--seed`); with `--min-prompt-tokens M`, the first N of each kind's first 60 that are at least M tokens long
@@ -179,11 +179,12 @@ def main() -> None:
                         settings = replace(settings, **{field: value})
                 with constants(arm):
                     trace = generate(target, drafters[name], prompt.text, settings, sizing=sizing)
-                priced[name].append(priced_speedup(trace, prepared.sizing, drafters[name].chain_situations))
+                if settings.adaptive:
+                    priced[name].append(priced_speedup(trace, prepared.sizing, drafters[name].chain_situations))
                 seconds[name].append(trace.wall_time)
                 after[name].append(after_prefill(trace))
                 per_iteration[name].append(len(trace.generated_ids) / len(trace.iterations))
-        row = {"id": prompt.id, **{f"priced {arm}": round(statistics.median(priced[arm]), 4) for arm in arms}}
+        row = {"id": prompt.id, **{f"priced {arm}": round(statistics.median(v), 4) for arm, v in priced.items()}}
         if not args.priced:
             alone, decode = statistics.median(seconds["alone"]), statistics.median(after["alone"])
             row |= {**{arm: round(alone / statistics.median(seconds[arm]), 4) for arm in arms},
@@ -193,15 +194,15 @@ def main() -> None:
         print(json.dumps(row), flush=True)
     for arm in arms:
         key = f"priced {arm}" if args.priced else arm
-        ratios, price = [row[key] for row in rows], [row[f"priced {arm}"] for row in rows]
+        ratios, price = [row[key] for row in rows], [row[f"priced {arm}"] for row in rows if f"priced {arm}" in row]
         print(f"{key}: geomean {geomean(ratios):.3f}×, worst {min(ratios):.3f}×, "
               f"{sum(r < 0.98 for r in ratios)} of {len(ratios)} below 0.98×", end="")
         if args.priced:
             print()
         else:
             decode = [row[f"after prefill {arm}"] for row in rows]
-            print(f"; after the prefill: geomean {geomean(decode):.3f}×, worst {min(decode):.3f}×; priced: geomean "
-                  f"{geomean(price):.3f}×, worst {min(price):.3f}×")
+            print(f"; after the prefill: geomean {geomean(decode):.3f}×, worst {min(decode):.3f}×"
+                  + (f"; priced: geomean {geomean(price):.3f}×, worst {min(price):.3f}×" if price else ""))
         if arm != "as is" and len(rows) > 1:
             logs = [math.log(row[key] / row["priced as is" if args.priced else "as is"]) for row in rows]
             error = statistics.stdev(logs) / len(logs) ** 0.5
