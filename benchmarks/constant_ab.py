@@ -164,7 +164,7 @@ def main() -> None:
     prepared = prepare(target, drafter, replace(base, adaptive=True, gamma=max(DEPTHS), auto_size=True))
     rows = []
     for prompt in prompts:
-        seconds, after, priced, per_iteration = (defaultdict(list) for _ in range(4))
+        seconds, after, prices, per_iteration = (defaultdict(list) for _ in range(4))
         for seed in range(args.repeats):
             if not args.priced:
                 trace = generate(target, None, prompt.text, replace(base, seed=seed))
@@ -180,11 +180,11 @@ def main() -> None:
                 with constants(arm):
                     trace = generate(target, drafters[name], prompt.text, settings, sizing=sizing)
                 if settings.adaptive:
-                    priced[name].append(priced_speedup(trace, prepared.sizing, drafters[name].chain_situations))
+                    prices[name].append(priced_speedup(trace, prepared.sizing, drafters[name].chain_situations))
                 seconds[name].append(trace.wall_time)
                 after[name].append(after_prefill(trace))
                 per_iteration[name].append(len(trace.generated_ids) / len(trace.iterations))
-        row = {"id": prompt.id, **{f"priced {arm}": round(statistics.median(v), 4) for arm, v in priced.items()}}
+        row = {"id": prompt.id, **{f"priced {arm}": round(statistics.median(v), 4) for arm, v in prices.items()}}
         if not args.priced:
             alone, decode = statistics.median(seconds["alone"]), statistics.median(after["alone"])
             row |= {**{arm: round(alone / statistics.median(seconds[arm]), 4) for arm in arms},
@@ -192,19 +192,19 @@ def main() -> None:
         row |= {f"tokens/iteration {arm}": round(statistics.mean(per_iteration[arm]), 3) for arm in arms}
         rows.append(row)
         print(json.dumps(row), flush=True)
+    prefix = "priced " if args.priced else ""
     for arm in arms:
-        key = f"priced {arm}" if args.priced else arm
-        ratios, price = [row[key] for row in rows], [row[f"priced {arm}"] for row in rows if f"priced {arm}" in row]
-        print(f"{key}: geomean {geomean(ratios):.3f}×, worst {min(ratios):.3f}×, "
-              f"{sum(r < 0.98 for r in ratios)} of {len(ratios)} below 0.98×", end="")
-        if args.priced:
-            print()
-        else:
+        ratios = [row[prefix + arm] for row in rows]
+        line = (f"{prefix}{arm}: geomean {geomean(ratios):.3f}×, worst {min(ratios):.3f}×, "
+                f"{sum(r < 0.98 for r in ratios)} of {len(ratios)} below 0.98×")
+        if not args.priced:
             decode = [row[f"after prefill {arm}"] for row in rows]
-            print(f"; after the prefill: geomean {geomean(decode):.3f}×, worst {min(decode):.3f}×"
-                  + (f"; priced: geomean {geomean(price):.3f}×, worst {min(price):.3f}×" if price else ""))
+            price = [row[f"priced {arm}"] for row in rows if f"priced {arm}" in row]
+            line += f"; after the prefill: geomean {geomean(decode):.3f}×, worst {min(decode):.3f}×" + \
+                (f"; priced: geomean {geomean(price):.3f}×, worst {min(price):.3f}×" if price else "")
+        print(line)
         if arm != "as is" and len(rows) > 1:
-            logs = [math.log(row[key] / row["priced as is" if args.priced else "as is"]) for row in rows]
+            logs = [math.log(row[prefix + arm] / row[prefix + "as is"]) for row in rows]
             error = statistics.stdev(logs) / len(logs) ** 0.5
             print(f"  against as is: {100 * statistics.mean(logs):+.2f}% ± {100 * error:.2f}% (per-prompt log-ratio "
                   f"mean ± standard error), faster on {sum(x > 0 for x in logs)} of {len(logs)}")
