@@ -113,20 +113,16 @@ def rotated(items: list, turn: int) -> list:
 
 def priced_speedup(trace: Trace, sizing: Sizing, chains: frozenset[str]) -> float:
     """Tokens after the prefill over the run's priced time, in target-alone steps: each iteration's shape (its
-    `Choice`) priced at its context as `tree_size.timed` prices it (a chain in a copying situation, `chains`,
-    runs no drafter step, as in `specviz.adaptive`), over a one-token pass at that context."""
+    `Choice`) priced at its context by `tree_size.predict` (a chain in a copying situation, `chains`, runs no
+    drafter step, as in `specviz.adaptive`), over a one-token pass at that context."""
     acc, copy = sizing.acceptance, replace(sizing.acceptance, draft_step=0.0)
     context, steps = len(trace.prompt_ids) + len(trace.iterations[0].emitted_ids), 0.0
     for it in trace.iterations[1:]:
         cost, shape = sizing.cost.at_context(context), it.choice
-        alone = tree_size.timed(acc, cost.at(1), 0, 1, 0, 1.0).tokens_per_s
-        if shape.gamma:
-            nodes = shape.gamma if shape.branches == 1 else shape.nodes
-            own = copy if shape.branches == 1 and shape.situation in chains else acc
-            drafted = tree_size.timed(own, cost.at(nodes + 1), shape.gamma, shape.branches, nodes, 1.0)
-            steps += alone / drafted.tokens_per_s
-        else:
-            steps += 1.0
+        own = copy if shape.branches == 1 and shape.situation in chains else acc
+        drafted = tree_size.predict(own, cost, shape.gamma, shape.branches, shape.nodes)
+        alone = tree_size.predict(acc, cost, 0, 1, 0)   # E = 1: its rate is one over its seconds
+        steps += drafted.expected_tokens / drafted.tokens_per_s * alone.tokens_per_s
         context += len(it.emitted_ids)
     return (len(trace.generated_ids) - len(trace.iterations[0].emitted_ids)) / steps
 
