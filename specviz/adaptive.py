@@ -9,7 +9,8 @@ each iteration, among drafting nothing (one plain target step), a chain of γ to
                                                               α gives Leviathan et al.'s eq. 1,
                                                               (1 − α^(γ+1)) / (1 − α))
     T = overhead + depth · drafter step + verify(N + 1, L)   (seconds per iteration over L cached tokens; a
-                                                              tree's drafter step is its own, `tree_step`)
+                                                              tree's drafter step is its own, `tree_step`;
+                                                              a parallel drafter's block is one step)
 
 E / T over the target alone's 1 / (overhead + verify(1)) is the measured-cost form of Leviathan
 et al.'s expected walltime improvement (1 − α^(γ+1)) / ((1 − α)(γc + 1)) (theorem 3.8). The

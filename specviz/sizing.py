@@ -43,7 +43,7 @@ TREE = (3, 2, 4)   # depth, top-k and nodes of the trees a tree's drafter step i
 def calibrate(target: LoadedModel, drafter: Drafter, tokens: int = 48) -> Acceptance:
     """The drafter's acceptance by depth and rank, from greedy chains of the deepest searched depth on
     four short prompts of its own (chat, code, a copy-edit), and, where a drafter model runs, its step in a tree
-    (`TREE`, half as many tokens); cached beside the verify-cost curve."""
+    (`TREE`, half as many tokens), and a parallel drafter's block; cached beside the verify-cost curve."""
     path = acceptance_path(target, drafter)
     if path.is_file():
         return Acceptance(**json.loads(path.read_text()))
@@ -57,7 +57,8 @@ def calibrate(target: LoadedModel, drafter: Drafter, tokens: int = 48) -> Accept
         tree = replace(settings, gamma=gamma, branches=branches, nodes=nodes, max_new_tokens=tokens // 2)
         tree_step = tree_size.drafter_step([generate(target, drafter, prompt, tree, limits=NO_LIMITS)
                                             for prompt in CALIBRATION])
-    acc = replace(acc, others=busy.others(), situations=copy_acceptance(drafter, traces), tree_step=tree_step)
+    acc = replace(acc, others=busy.others(), situations=copy_acceptance(drafter, traces), tree_step=tree_step,
+                  block=drafter.block)
     verify_cost.keep(path, acc)
     return acc
 
@@ -120,6 +121,7 @@ def describe(sizing: Sizing) -> str:
             label = f"over {curve.context} cached"
             lines.append(f"  {label:>18}: " + " ".join(f"{t * 1000:6.1f}" for t in curve.seconds))
     tree = "" if acc.tree_step is None else f" ({acc.tree_step * 1000:.2f} ms in a tree)"
+    tree += f", one step for a block of up to {acc.block} positions" if acc.block else ""
     lines += [f"drafter step {acc.draft_step * 1000:.2f} ms{tree}, an iteration's fixed work "
               f"{acc.overhead * 1000:.2f} ms",
               "acceptance by depth (rows) and rank (columns), with the nodes behind each row:"]

@@ -7,12 +7,14 @@ r₁..r_d is on the accepted path with probability Π P[i][rᵢ], so a tree of N
 expectation E = 1 + Σ over its nodes of that product (the 1 is the correction or bonus token),
 and since a child's product never exceeds its parent's, the best N-node tree holds the N largest
 products (Sequoia, Chen et al. 2024, builds its trees on the same positional acceptance).
-Cost: the iteration's fixed work (sampling and verification, a model-free drafter's lookup), one
-drafter step per depth (a tree drafter runs each depth's frontier in one batch, a step timed on its own,
-`Acceptance.tree_step`: on one thread lookup+eagle's calls took 3.45 ms in chains and 5.02 ms in top-2 trees,
-`python -m specviz sizing --threads 1`, so priced as a chain's, a tree's drafting looked a third cheaper than
-it was) and one target pass over N + 1 tokens from the verify-cost curve: E / seconds is the expected tokens
-per second, the measured counterpart of Leviathan et al.'s (1 − α^(γ+1)) / ((1 − α)(γc + 1)) (theorem 3.8).
+Cost: the iteration's fixed work (sampling and verification, a model-free drafter's lookup), one drafter step per
+depth (a tree drafter runs each depth's frontier in one batch, a step timed on its own, `Acceptance.tree_step`:
+on one thread lookup+eagle's calls took 3.45 ms in chains and 5.02 ms in top-2 trees, `python -m specviz sizing
+--threads 1`, so priced as a chain's, a tree's drafting looked a third cheaper than it was), or one step for the
+whole draft where one drafter pass drafts every depth (a parallel drafter's block, `Acceptance.block`, which also
+bounds the depths searched), and one target pass over N + 1 tokens from the verify-cost curve: E / seconds is the
+expected tokens per second, the measured counterpart of Leviathan et al.'s (1 − α^(γ+1)) / ((1 − α)(γc + 1))
+(theorem 3.8).
 `choose` returns the size `preferred` picks among depths ≤ 8, top-k ≤ 4 and budgets ≤ 64: the fastest chain,
 or the fastest tree where it is predicted faster still, each of the two the one with the most tokens per
 iteration among those within `TIE` of the fastest of its kind; the fastest chain (`best_chain`, read from
@@ -68,13 +70,14 @@ TIE = 0.02         # predicted rates this close to the fastest are a tie, broken
 
 def acceptance_key(drafter: str, weights: str = "") -> str:
     """What the acceptance of the drafter named `drafter`, loaded from the weights of digest `weights`
-    (`Drafter.weights`), is kept as (`Setup.path`), beside the cost curve (v7: a tree's drafter step timed on
+    (`Drafter.weights`), is kept as (`Setup.path`), beside the cost curve (v8: a parallel drafter's block,
+    `Acceptance.block`; v7: a tree's drafter step timed on
     its own, `Acceptance.tree_step`; v6: the tiny LM and the
     Spec-Drafter draft in bfloat16 too, `layers.draft_dtype`, so their steps cost less; v5: each chain
     situation's copy measured on its own, `Acceptance.situations`; v4: the EAGLE head drafts in bfloat16 on a
     CPU that computes it in hardware, so its step costs less; v3: a chain of prompt lookup + EAGLE copies only
     after a match of two tokens or more; v2: rows shrunk toward the row above, and the per-iteration overhead)."""
-    return f"acceptance-v7-{drafter}" + (f"-{weights}" if weights else "")
+    return f"acceptance-v8-{drafter}" + (f"-{weights}" if weights else "")
 
 
 @dataclass
@@ -86,6 +89,7 @@ class Acceptance:
     others: float | None = None   # cores other processes kept busy while it was timed (`contention`)
     situations: dict[str, list[list[float]]] = field(default_factory=dict)   # a chain situation's own `rank`
     tree_step: float | None = None   # seconds of one drafter step of a tree (its frontier batched); None: a chain's
+    block: int = 0   # positions one drafter step drafts, every depth at once (`Drafter.block`); 0: one depth a step
 
 
 @dataclass
@@ -160,9 +164,10 @@ def expected_tokens(acc: Acceptance, gamma: int, branches: int, nodes: int) -> f
 
 def timed(acc: Acceptance, verify: float, gamma: int, branches: int, nodes: int, e: float) -> TreeSize:
     """The size with E tokens per iteration and its predicted rate: E over the iteration's seconds, `verify`
-    those of the target's pass over the nodes and the bonus position."""
+    those of the target's pass over the nodes and the bonus position; a drafter step per depth, or one for the
+    whole draft where the drafter drafts its block in one pass."""
     step = acc.tree_step if branches > 1 and acc.tree_step is not None else acc.draft_step
-    seconds = acc.overhead + gamma * step + verify
+    seconds = acc.overhead + (1 if acc.block else gamma) * step + verify
     return TreeSize(gamma, branches, nodes, e, e / seconds)
 
 
@@ -176,8 +181,13 @@ def candidates(acc: Acceptance, cost: VerifyCost, depth: int = max(DEPTHS), bran
     """Every size searched, up to the given depth, top-k and budget: chains of each depth (priced with
     `chains` where given: a copy's chain runs no drafter step, see `specviz.adaptive`),
     and trees of each depth, top-k and budget (`trees`)."""
-    depths = [g for g in DEPTHS if g <= depth]
+    depths = reach(acc, depth)
     return chain_sizes(chains or acc, cost, depths) + trees(acc, cost, depths, branches, nodes)
+
+
+def reach(acc: Acceptance, depth: int = max(DEPTHS)) -> list[int]:
+    """The depths searched, up to `depth`: a parallel drafter's no deeper than its block, which is all it drafts."""
+    return [g for g in DEPTHS if g <= depth and (not acc.block or g <= acc.block)]
 
 
 def chain_sizes(acc: Acceptance, cost: VerifyCost, depths: list[int]) -> list[TreeSize]:
@@ -214,7 +224,7 @@ def search(acc: Acceptance, cost: VerifyCost, depth: int, branches: int, nodes: 
     so a tree below the chain's rate less `TIE` changes nothing. Pricing every tree took 1.7-2.1 ms a search on
     one CPU thread (the adaptive policy searches before most iterations, about 2% of one), the chains alone
     0.14 ms."""
-    depths = [g for g in DEPTHS if g <= depth]
+    depths = reach(acc, depth)
     chain = fastest(chain_sizes(chains or acc, cost, depths))
     return preferred([chain, *trees(acc, cost, depths, branches, nodes, chain.tokens_per_s * (1 - TIE))])
 
@@ -257,7 +267,7 @@ def best_chain(setup: Setup, drafter: str, weights: str = "") -> TreeSize | None
     if cost is None or not path.is_file():
         return None
     acc = Acceptance(**json.loads(path.read_text()))
-    return fastest(chain_sizes(acc, cost, list(DEPTHS)))
+    return fastest(chain_sizes(acc, cost, reach(acc)))
 
 
 def measured_gamma(target: LoadedModel, drafter: Drafter | None) -> int | None:

@@ -133,3 +133,20 @@ def test_greedy_with_a_parallel_drafter_is_target_greedy(pair, kind, branches):
         reference = target_greedy(target, prompt, 12)   # generate stops at EOS, which `target_without_eos` may ignore
         assert trace.generated_ids[: len(reference)] == reference
         assert all(it.draft_calls <= 1 for it in trace.iterations)
+
+
+@pytest.mark.parametrize("kind", ["medusa", "specdrafter"])
+def test_the_sizing_prices_a_parallel_block_as_one_drafter_step(kind, small, tmp_path, monkeypatch):
+    """Calibrated on the tiny target, a parallel drafter's acceptance records its block: every draft it prices
+    costs one drafter step whatever its depth, and no depth beyond the block is a candidate."""
+    from specviz import sizing, tree_size
+    monkeypatch.setenv("SPECVIZ_CACHE", str(tmp_path))
+    drafter = random_drafter(kind, small)
+    chosen = sizing.size_for(small, drafter)
+    acc, cost = chosen.acceptance, chosen.cost
+    assert acc.block == drafter.block == 3 and acc.draft_step > 0
+    assert max(size.gamma for size in chosen.candidates) == 3
+    for gamma in (1, 3):
+        size = tree_size.predict(acc, cost, gamma, 1, gamma)
+        assert size.tokens_per_s == pytest.approx(size.expected_tokens / (acc.overhead + acc.draft_step
+                                                                          + cost.at(gamma + 1)))

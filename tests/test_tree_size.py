@@ -355,3 +355,17 @@ def test_an_encoder_decoder_pair_is_told_to_draft_a_chain_before_anything_is_mea
                                                "token trees, .*; turn both off and draft a chain"):
             prepare(target, DraftModelDrafter(drafter), settings)
     assert prepare(target, DraftModelDrafter(drafter), chain).settings == chain
+
+
+def test_a_parallel_drafters_block_is_one_step_and_bounds_the_depths():
+    """Blockwise heads draft every position of their block in one pass: a draft of any depth costs one drafter
+    step, and no depth beyond the block (which it cannot draft) is searched."""
+    c, block = ONE_THREAD, replace(LOOKUP_EAGLE, block=4)
+    for gamma in (1, 3, 4):
+        size = tree_size.predict(block, c, gamma, 1, gamma)
+        assert size.tokens_per_s == pytest.approx(size.expected_tokens / (0.002 + 0.0057 + c.at(gamma + 1)))
+    assert max(s.gamma for s in tree_size.candidates(block, c)) == 4
+    assert max(s.gamma for s in tree_size.candidates(LOOKUP_EAGLE, c)) == max(tree_size.DEPTHS)
+    assert tree_size.search(block, c, 8, 4, 64).gamma <= 4
+    deep = tree_size.predict(LOOKUP_EAGLE, c, 4, 1, 4)
+    assert tree_size.predict(block, c, 4, 1, 4).tokens_per_s > deep.tokens_per_s   # three steps fewer

@@ -51,6 +51,7 @@ class Drafter:
     weights: str = ""   # digest of the trained weights or table it was loaded from (`weights.digest`); '' for none
     reads_features: bool = False
     feature_layers: tuple[int, ...] = (-1,)   # which of the target's hidden states `observe` gets (see CachedLM)
+    block: int = 0   # positions one forward pass drafts at once (a parallel drafter, `block_draft`); 0: one a pass
 
     def begin(self, prompt_ids: list[int]) -> None:
         """Forget the previous run; the next proposals continue this prompt."""

@@ -72,6 +72,7 @@ class MedusaDrafter(Drafter):
         self.vocab = vocab
         p = next(heads.parameters())
         self.device, self.dtype = p.device, p.dtype
+        self.block = heads.config["heads"]   # one draft pass, every head's position
         self.prompt: list[int] = []
         self.known = 0                      # features handed over so far
         self.last: torch.Tensor | None = None

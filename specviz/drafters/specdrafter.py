@@ -103,6 +103,7 @@ class SpecDrafter(CachedDrafter):
         self.lm = lm.eval()
         self.vocab = vocab
         self.device = lm.masks.device
+        self.block = len(lm.masks)   # one draft pass, every mask's position
 
     @torch.no_grad()
     def propose(self, generated: list[int], gamma: int, warper: Warper, generator: torch.Generator,
