@@ -49,4 +49,5 @@ if current is not None:
     st.dataframe(current.iterations_frame())
 for study in state.studies():
     st.subheader(f"The {study.kind} study")
+    tables.show_spread(study)
     tables.study_rows(study)

@@ -4,14 +4,17 @@ SPECVIZ_MAX_PROMPT_TOKENS   prompt tokens (after the chat template) a run accept
 SPECVIZ_MAX_NEW_TOKENS      max_new_tokens a run may ask for
 SPECVIZ_MAX_RUN_SECONDS     seconds of decoding, after which the run stops at the end of its current iteration;
                             the trace keeps what was decided and says the limit stopped it (`Trace.stopped_by`)
+SPECVIZ_MAX_STUDY_SECONDS   seconds of a study (a γ sweep, a β × τ grid, a drafter comparison, with their rounds),
+                            after which it starts no new run once its baseline and first variant have run; the
+                            study keeps the runs finished and says the limit stopped it (`Study.stopped_by`)
 SPECVIZ_KEPT_PAIRS          model pairs (a target and its drafter) the app's decoder process keeps loaded: the ones
                             used last, `KEPT_PAIRS` unless set; a new pair lets the least recently used go first
 SPECVIZ_REMOTE_TARGETS      the servers (URLs, separated by spaces or commas) the app's visitors may use as a
                             remote target (`specviz.remote`); unset, the app offers none, so a visitor cannot
                             make the host send requests elsewhere. The CLI and the library trust their caller.
 
-`Run` reads them when it starts (`host_limits`); the decoder's own short measuring runs (the tree sizer's
-calibration, a new model pair's warm-up) pass `NO_LIMITS`.
+`Run` reads them when it starts (`host_limits`), a study likewise (`sweep.timed_study`); the decoder's own short
+measuring runs (the tree sizer's calibration, a new model pair's warm-up) pass `NO_LIMITS`.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from specviz.remote import check_url
 PROMPT_TOKENS = "SPECVIZ_MAX_PROMPT_TOKENS"
 NEW_TOKENS = "SPECVIZ_MAX_NEW_TOKENS"
 RUN_SECONDS = "SPECVIZ_MAX_RUN_SECONDS"
+STUDY_SECONDS = "SPECVIZ_MAX_STUDY_SECONDS"
 REMOTE_TARGETS = "SPECVIZ_REMOTE_TARGETS"
 KEPT = "SPECVIZ_KEPT_PAIRS"
 KEPT_PAIRS = 2   # a host's visitors try pair after pair, and each pair kept holds its weights in memory
@@ -35,6 +39,7 @@ class Limits:
     prompt_tokens: int | None = None
     new_tokens: int | None = None
     run_seconds: float | None = None
+    study_seconds: float | None = None
 
     def check(self, prompt_tokens: int, max_new_tokens: int) -> None:
         """Refuse a run whose prompt or token budget is over the host's limits."""
@@ -51,13 +56,20 @@ class Limits:
             return None
         return f"the host's run-time limit of {self.run_seconds:g} s ({RUN_SECONDS})"
 
+    def study_over(self, seconds: float) -> str | None:
+        """Why a study that has run for `seconds` must start no new run, or None while it may go on."""
+        if self.study_seconds is None or seconds < self.study_seconds:
+            return None
+        return f"the host's study time limit of {self.study_seconds:g} s ({STUDY_SECONDS})"
+
 
 NO_LIMITS = Limits()
 
 
 def host_limits() -> Limits:
     """The limits set in the environment; a malformed value raises SpecvizError naming the variable."""
-    return Limits(_read(PROMPT_TOKENS, int), _read(NEW_TOKENS, int), _read(RUN_SECONDS, float))
+    return Limits(_read(PROMPT_TOKENS, int), _read(NEW_TOKENS, int), _read(RUN_SECONDS, float),
+                  _read(STUDY_SECONDS, float))
 
 
 def kept_pairs() -> int:

@@ -16,15 +16,16 @@ rounds' paired ratios (each variant's tokens/s over the baseline's of the same r
 max as its spread.
 
 Schema (version 2): format "specviz-study", version, kind, baseline (a trace's JSON), baseline_seconds
-[seconds per round], variants [{varied: {setting: value}, trace: a trace's JSON, seconds: [per round]}].
-A version 1 file (no seconds) loads as one round. Read with the same size cap as a trace.
+[seconds per round], variants [{varied: {setting: value}, trace: a trace's JSON, seconds: [per round]}],
+and stopped_by (why the study ended before all its runs, e.g. the host's study time limit; absent when
+it did not). A version 1 file (no seconds) loads as one round. Read with the same size cap as a trace.
 """
 
 from __future__ import annotations
 
 import json
 import statistics
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from specviz.errors import SpecvizError
@@ -74,6 +75,7 @@ class Study:
     baseline: Trace
     variants: list[Variant] = field(default_factory=list)
     baseline_seconds: list[float] = field(default_factory=list)   # wall time of each round ([]: the trace's)
+    stopped_by: str | None = None   # why the study ended before all its runs (a host's limit); None: it did not
 
     def paired(self, trace: Trace) -> list[float]:
         """Each round's speedup of the run whose trace is `trace`: its tokens/s over the baseline's of the
@@ -109,22 +111,23 @@ class Study:
         return max(self.variants, key=lambda v: self.speedup(v.trace) or 0.0).trace
 
     def with_variant(self, varied: dict, trace: Trace, seconds: list[float] | None = None) -> Study:
-        return Study(self.kind, self.baseline, [*self.variants, Variant(dict(varied), trace, list(seconds or []))],
-                     list(self.baseline_seconds))
+        return replace(self, variants=[*self.variants, Variant(dict(varied), trace, list(seconds or []))],
+                       baseline_seconds=list(self.baseline_seconds))
 
     def timed(self, run: int, seconds: float) -> Study:
         """The study with one more round's wall time for the baseline (`run` -1) or the variant `run`."""
         if run < 0:
-            return Study(self.kind, self.baseline, list(self.variants), [*self.baseline_seconds, seconds])
+            return replace(self, variants=list(self.variants), baseline_seconds=[*self.baseline_seconds, seconds])
         variants = list(self.variants)
         variants[run] = Variant(variants[run].varied, variants[run].trace, [*variants[run].seconds, seconds])
-        return Study(self.kind, self.baseline, variants, list(self.baseline_seconds))
+        return replace(self, variants=variants, baseline_seconds=list(self.baseline_seconds))
 
     def to_dict(self) -> dict:
         return {"format": FORMAT, "version": VERSION, "kind": self.kind, "baseline": self.baseline.to_dict(),
                 "baseline_seconds": self.baseline_seconds,
                 "variants": [{"varied": v.varied, "trace": v.trace.to_dict(), "seconds": v.seconds}
-                             for v in self.variants]}
+                             for v in self.variants],
+                **({"stopped_by": self.stopped_by} if self.stopped_by else {})}
 
     def save(self, path: str | Path) -> None:
         Path(path).write_text(json.dumps(self.to_dict()))
@@ -181,7 +184,11 @@ def study_from_dict(data: object) -> Study:
     if not isinstance(variants, list):
         raise SpecvizError("not a valid specviz study: variants must be a list")
     baseline = trace_from_dict(data.get("baseline"))
-    study = Study(data["kind"], baseline, baseline_seconds=_seconds(data.get("baseline_seconds", []), "baseline"))
+    stopped_by = data.get("stopped_by")
+    if stopped_by is not None and not isinstance(stopped_by, str):
+        raise SpecvizError("not a valid specviz study: stopped_by must be text")
+    study = Study(data["kind"], baseline, baseline_seconds=_seconds(data.get("baseline_seconds", []), "baseline"),
+                  stopped_by=stopped_by)
     for i, variant in enumerate(variants):
         varied = variant.get("varied") if isinstance(variant, dict) else None
         if not isinstance(varied, dict) or not all(

@@ -9,12 +9,14 @@ sit side by side (SpecDec's Principle I: how accuracy decays with the distance d
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from dataclasses import replace
 
 from specviz.decoder import generate
 from specviz.drafters import Drafter, build_drafter
 from specviz.errors import SpecvizError
+from specviz.limits import Limits, host_limits
 from specviz.models import LoadedModel
 from specviz.settings import DecodeSettings
 from specviz.sizing import Prepared, prepare
@@ -36,9 +38,30 @@ def run_study(target: LoadedModel, drafter: Drafter, prompt: str, kind: str, bas
 def timed_study(target: LoadedModel, prompt: str, kind: str, baseline: DecodeSettings,
                 runs: list[tuple[dict, Drafter, Prepared]], chat: bool = True, repeats: int = 1) -> Iterator[Study]:
     """The study of `runs` (what varied, the drafter and the prepared settings of each) against the target
-    alone with `baseline`: each run once, then `repeats` - 1 more rounds of all of them, interleaved."""
+    alone with `baseline`: each run once, then `repeats` - 1 more rounds of all of them, interleaved; cut
+    short by the host's study time limit (`capped`)."""
     if repeats < 1:
         raise SpecvizError(f"repeats must be >= 1, got {repeats}")
+    yield from capped(all_runs(target, prompt, kind, baseline, runs, chat, repeats), repeats * (1 + len(runs)),
+                      host_limits())
+
+
+def capped(studies: Iterator[Study], total: int, limits: Limits) -> Iterator[Study]:
+    """The `total` studies `studies` yields, one per finished run, until the study has run for `limits`'
+    study seconds: the last one yielded then says so (`Study.stopped_by`) and no further run starts (the
+    generator runs its next run only when asked). The baseline and the first variant always run, so a stopped
+    study still compares something."""
+    started = time.monotonic()
+    for done, study in enumerate(studies, start=1):
+        why = limits.study_over(time.monotonic() - started) if 2 <= done < total else None
+        yield replace(study, stopped_by=why) if why else study
+        if why:
+            return
+
+
+def all_runs(target: LoadedModel, prompt: str, kind: str, baseline: DecodeSettings,
+             runs: list[tuple[dict, Drafter, Prepared]], chat: bool, repeats: int) -> Iterator[Study]:
+    """`timed_study`'s runs, the study so far after each."""
     study = Study(kind, generate(target, None, prompt, baseline, chat=chat))
     study = study.timed(-1, study.baseline.wall_time)
     yield study

@@ -115,6 +115,17 @@ def test_a_trace_cut_by_the_hosts_time_limit_says_so(app):
     assert cut < order.index(app.metric[0].value)   # under the buttons, above the trace's numbers
 
 
+def test_a_study_cut_by_the_hosts_study_limit_says_so_where_it_shows(app):
+    why = "the host's study time limit of 600 s (SPECVIZ_MAX_STUDY_SECONDS)"
+    sweep = Study("gamma sweep", make_trace(), [Variant({"gamma": 2}, make_trace())], stopped_by=why)
+    app.switch_page("pages/traces.py").run()
+    app.file_uploader(key="trace_file").set_value(("cut.json", json.dumps(sweep.to_dict()).encode(),
+                                                   "application/json")).run()
+    for page in ("pages/traces.py", "pages/speedup.py"):
+        app.switch_page(page).run()
+        assert not app.exception and [w.value for w in app.warning if w.value.startswith(f"Stopped early by {why}")]
+
+
 def test_an_approximate_remote_trace_says_so_on_every_page_that_shows_it(app):
     trace = make_trace()
     trace.settings = replace(trace.settings, target_url="http://127.0.0.1:8000", target_logprobs=20)

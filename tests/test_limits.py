@@ -1,13 +1,17 @@
-"""A host's limits (prompt tokens, new tokens, run time) and the target's context, checked before any work."""
+"""A host's limits (prompt tokens, new tokens, run time, study time) and the target's context, checked before any
+work."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
-from specviz import DecodeSettings, Run, SpecvizError, generate, load_model
+from specviz import DecodeSettings, Run, SpecvizError, charts, generate, load_model, sweep
 from specviz.decoder_process import DecoderProcess, ModelSpec, follow_trace, trace_stream
 from specviz.drafters import NgramDrafter
 from specviz.limits import NO_LIMITS, Limits, host_limits
+from specviz.study import study_from_dict
 
 PROMPT = "w1 w2 w3 w1 w2"
 SETTINGS = DecodeSettings(gamma=2, temperature=0, max_new_tokens=12)
@@ -25,12 +29,14 @@ def test_limits_read_from_the_environment(monkeypatch):
     monkeypatch.setenv("SPECVIZ_MAX_PROMPT_TOKENS", "100")
     monkeypatch.setenv("SPECVIZ_MAX_NEW_TOKENS", " 32 ")
     monkeypatch.setenv("SPECVIZ_MAX_RUN_SECONDS", "2.5")
-    assert host_limits() == Limits(100, 32, 2.5)
+    monkeypatch.setenv("SPECVIZ_MAX_STUDY_SECONDS", "600")
+    assert host_limits() == Limits(100, 32, 2.5, 600.0)
 
 
 @pytest.mark.parametrize("name,value", [("SPECVIZ_MAX_PROMPT_TOKENS", "lots"), ("SPECVIZ_MAX_NEW_TOKENS", "0"),
                                         ("SPECVIZ_MAX_NEW_TOKENS", "1.5"), ("SPECVIZ_MAX_RUN_SECONDS", "-1"),
-                                        ("SPECVIZ_MAX_RUN_SECONDS", "nan"), ("SPECVIZ_MAX_RUN_SECONDS", "inf")])
+                                        ("SPECVIZ_MAX_RUN_SECONDS", "nan"), ("SPECVIZ_MAX_RUN_SECONDS", "inf"),
+                                        ("SPECVIZ_MAX_STUDY_SECONDS", "0"), ("SPECVIZ_MAX_STUDY_SECONDS", "ten")])
 def test_malformed_limits_are_refused_by_name(monkeypatch, name, value):
     monkeypatch.setenv(name, value)
     with pytest.raises(SpecvizError, match=f"{name} must be .*, got '{value}'"):
@@ -82,3 +88,29 @@ def test_the_decoder_process_applies_the_limits(tiny_llama_dirs, monkeypatch):
             list(follow_trace(process.request(models, trace_stream, PROMPT, DecodeSettings(max_new_tokens=13))))
     finally:
         process.close()
+
+
+def test_the_study_time_limit_starts_no_run_past_it_and_the_study_says_so(tiny, monkeypatch):
+    """Past the host's study time, a γ sweep of three rounds ends after its baseline and first variant (the least
+    that still compares something); the study it keeps, and its file, say which limit stopped it."""
+    target, drafter = tiny
+    ran: list[int] = []
+    generate = sweep.generate
+
+    def counted(target, drafter, prompt, settings, **kwargs):
+        ran.append(0 if drafter is None else settings.gamma)
+        return generate(target, drafter, prompt, settings, **kwargs)
+
+    monkeypatch.setattr(sweep, "generate", counted)
+    full = list(sweep.gamma_sweep(target, drafter, PROMPT, SETTINGS, [1, 2], repeats=3))
+    assert ran == [0, 1, 2] * 3 and all(study.stopped_by is None for study in full)
+    ran.clear()
+    monkeypatch.setenv("SPECVIZ_MAX_STUDY_SECONDS", TINY_CAP)
+    cut = list(sweep.gamma_sweep(target, drafter, PROMPT, SETTINGS, [1, 2], repeats=3))
+    assert ran == [0, 1] and cut[0].stopped_by is None
+    stopped = study_from_dict(json.loads(json.dumps(cut[-1].to_dict())))
+    assert [v.varied for v in stopped.variants] == [{"gamma": 1}] and stopped.rows()[1].speedup > 0
+    assert stopped.stopped_by == f"the host's study time limit of {float(TINY_CAP):g} s (SPECVIZ_MAX_STUDY_SECONDS)"
+    warn, note = charts.spread_note(stopped)
+    assert warn and note.startswith(f"Stopped early by {stopped.stopped_by}: these are the runs it finished")
+    assert "stopped_by" not in full[-1].to_dict()   # a study that ran to its end says nothing

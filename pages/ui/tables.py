@@ -21,7 +21,8 @@ def rounds_input(key: str, runs: str) -> int:
 
 
 def show_spread(study: Study) -> None:
-    """Whether the study's rounds spread by more than the differences it draws: a warning when so."""
+    """Whether the study's rounds spread by more than the differences it draws, or a host's limit stopped it
+    early: a warning when so."""
     warn, note = charts.spread_note(study)
     (st.warning if warn else st.caption)(note)
 

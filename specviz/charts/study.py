@@ -55,9 +55,18 @@ def study_setup(study: Study) -> str:
 
 
 def spread_note(study: Study) -> tuple[bool, str]:
-    """Whether a study's repeats tell its runs apart, as (warn, sentence): warn when the min–max spread of
-    two runs' speedups over their rounds overlaps although their medians differ (the order drawn between
-    them is then not measured); a study timed once says that its spread is unknown."""
+    """Whether a study's repeats tell its runs apart, as (warn, sentence), after why it stopped early if it
+    did (a warning too)."""
+    warn, note = _order_note(study)
+    if study.stopped_by:
+        return True, f"Stopped early by {study.stopped_by}: these are the runs it finished before that. {note}"
+    return warn, note
+
+
+def _order_note(study: Study) -> tuple[bool, str]:
+    """Warn when the min–max spread of two runs' speedups over their rounds overlaps although their medians
+    differ (the order drawn between them is then not measured); a study timed once says that its spread is
+    unknown."""
     rows = sorted((r for r in study.rows()[1:] if r.speedup is not None), key=lambda r: r.speedup)
     spread = [r for r in rows if r.speedup_low is not None]
     if not rows:
