@@ -10,7 +10,7 @@ from apps import switch_to
 from streamlit.testing.v1 import AppTest
 from test_tree_size import CPU_CURVE, cost, embedded_setup, flat, write_sizing
 
-from pages.ui.controls import PROMPTS
+from pages.ui.controls import KEPT, PROMPTS
 from specviz.device import decoder_threads
 from specviz.drafters import drafter_name, eagle
 from specviz.examples import example
@@ -149,7 +149,7 @@ def test_precision_is_a_choice_that_stays(app):
     box.set_value("bfloat16").run()
     app.switch_page("pages/theory.py").run()
     assert app.selectbox(key="dtype").value == "bfloat16"
-    assert app.session_state["sidebar_settings"]["dtype"] == "bfloat16"
+    assert app.session_state[KEPT]["dtype"] == "bfloat16"
 
 
 def test_a_pages_own_widgets_keep_their_values_across_page_switches(app):

@@ -41,8 +41,8 @@ DEFAULTS = {
     "prompt": next(iter(PROMPTS.values())),
 }
 
-KEPT = "sidebar_settings"   # a plain session key, which Streamlit never drops
-PAGE_KEPT = "page_settings"  # the pages' own widgets' last values, kept the same way
+KEPT = "kept_values"   # every widget's last value, the sidebar's and the pages', under a plain session key,
+                       # which Streamlit never drops (`kept`)
 EXAMPLE_SETTINGS = ("gamma", "branches", "nodes", "auto_size", "adaptive", "draft_confidence", "verify", "beta", "tau",
                     "temperature", "top_k", "top_p", "seed", "max_new_tokens")
 
@@ -93,31 +93,26 @@ def _use_example() -> None:
 
 
 def sidebar() -> None:
-    """Draw the controls; their values live in st.session_state[KEPT] under the `_defaults` keys.
-
-    Streamlit drops a widget's state with a page switch (before the new page runs) and whenever a
-    run does not draw it, so each widget starts from the value kept here, passed as its default
-    (a value assigned to a widget's key instead reaches the browser as its bare default on a new
-    page), and the values are kept again at the end of every run.
-    """
+    """Draw the controls, each starting from its `kept` value; a session's first run starts them at
+    `_defaults`."""
     s = st.session_state
-    if KEPT not in s:
-        s[KEPT] = _defaults()
-    k = s[KEPT]
+    values = s.setdefault(KEPT, {})
+    if "pair" not in values:
+        values |= _defaults()
     with st.sidebar:
         state.shown_switch()
         if state.shown() != state.LIVE:
             st.button("Use this example's settings", key="use_example", on_click=_use_example,
                       help="Sets the run settings below to the example's, so Generate runs it again on this machine.")
         st.header("Run settings")
-        st.selectbox("Model pair (target ← drafter)", PAIRS, index=PAIRS.index(k["pair"]), key="pair",
+        st.selectbox("Model pair (target ← drafter)", PAIRS, index=PAIRS.index(kept("pair")), key="pair",
                      on_change=_use_pair)
         if s.pair == CUSTOM_PAIR:
-            st.text_input("Target (hub id or directory)", value=k["custom_target"], key="custom_target")
+            st.text_input("Target (hub id or directory)", value=kept("custom_target"), key="custom_target")
             st.text_input("Draft model (hub id or directory; a weights file for eagle / tiny / medusa / specdrafter / "
                           "lookup+eagle, a table file for unigram / bigram, a corpus folder for retrieval)",
-                          value=k["custom_drafter"], key="custom_drafter")
-        st.selectbox("Drafter", DRAFTER_KINDS, index=DRAFTER_KINDS.index(k["drafter"]), key="drafter",
+                          value=kept("custom_drafter"), key="custom_drafter")
+        st.selectbox("Drafter", DRAFTER_KINDS, index=DRAFTER_KINDS.index(kept("drafter")), key="drafter",
                      help="eagle / tiny: drafters trained on the embedded target, drafting token by token; medusa "
                      "(blockwise heads) / specdrafter (SpecDec's mask-predict drafter): trained drafters that draft "
                      "a whole block in one pass (the Draft model field: a weights file for any of these four); "
@@ -127,60 +122,61 @@ def sidebar() -> None:
                      "small LM; "
                      "lookup+eagle: prompt lookup's copy and the EAGLE head's guesses in one token tree; none: the "
                      "target alone")
-        _precision(k["dtype"], _target_name())
-        st.toggle("Size the tree for this machine (auto)", value=k["auto_size"], key="auto_size",
+        _precision(kept("dtype"), _target_name())
+        st.toggle("Size the tree for this machine (auto)", value=kept("auto_size"), key="auto_size",
                   help="Measures once the target's verify cost and the drafter's acceptance by depth and rank, "
                        "then runs the depth, branches and budget predicted fastest (the Speedup page shows why).")
-        st.toggle("Adapt the draft to the text (adaptive)", value=k["adaptive"], key="adaptive",
+        st.toggle("Adapt the draft to the text (adaptive)", value=kept("adaptive"), key="adaptive",
                   help="Before every iteration, drafts the shape with the most expected tokens per second, or "
                        "nothing at all, from the acceptance seen so far in this run (the pair's sizing is the prior "
                        "and gives the costs). γ, branches and the node budget become the most it may draft; with "
                        "the auto size on, the sizer's whole range.")
-        st.slider("γ: tokens drafted per iteration (a tree's depth)", 1, MAX_GAMMA, value=k["gamma"], key="gamma",
+        st.slider("γ: tokens drafted per iteration (a tree's depth)", 1, MAX_GAMMA, value=kept("gamma"), key="gamma",
                   help=_gamma_help())
-        st.slider("Branches: children per drafted node (top-k; 1 = a chain)", 1, 8, value=k["branches"],
+        st.slider("Branches: children per drafted node (top-k; 1 = a chain)", 1, 8, value=kept("branches"),
                   key="branches",
                   help="More than 1 drafts a token tree: several continuations verified in one target pass.")
-        st.slider("Node budget N per tree (0 = no budget)", 0, 64, value=k["nodes"], key="nodes",
+        st.slider("Node budget N per tree (0 = no budget)", 0, 64, value=kept("nodes"), key="nodes",
                   help="The drafter keeps its N most probable nodes; the target verifies them all in one pass.")
-        st.slider("Stop drafting when the drafter is unsure: max q below", 0.0, 0.95, value=k["draft_confidence"],
+        st.slider("Stop drafting when the drafter is unsure: max q below", 0.0, 0.95, value=kept("draft_confidence"),
                   step=0.05, key="draft_confidence", help="0 = off. The drafter stops before a position whose most "
                   "likely token has probability below this, so γ becomes a maximum (llama.cpp's p_min).")
-        st.radio("Verification", VERIFY_RULES, index=VERIFY_RULES.index(k["verify"]), format_func=RULE_NAMES.get,
+        st.radio("Verification", VERIFY_RULES, index=VERIFY_RULES.index(kept("verify")), format_func=RULE_NAMES.get,
                  key="verify")
         if s.verify == "spec":
-            st.number_input("β: draft must be in the target's top-β", 1, 10, value=k["beta"], key="beta")
-            st.slider("τ: max log-prob gap to the top-1", 0.0, 10.0, value=k["tau"], step=0.5, key="tau")
+            st.number_input("β: draft must be in the target's top-β", 1, 10, value=kept("beta"), key="beta")
+            st.slider("τ: max log-prob gap to the top-1", 0.0, 10.0, value=kept("tau"), step=0.5, key="tau")
         unsampled = s.verify != "sampling"
         why = "Only speculative sampling samples: greedy and Spec-Verification read the target's T = 1 log-probs." \
             if unsampled else None
-        st.slider("Temperature (0 = greedy)", 0.0, 2.0, value=k["temperature"], step=0.05, key="temperature",
+        st.slider("Temperature (0 = greedy)", 0.0, 2.0, value=kept("temperature"), step=0.05, key="temperature",
                   disabled=unsampled, help=why)
-        st.number_input("Top-k (0 = off)", 0, 1000, value=k["top_k"], key="top_k", disabled=unsampled, help=why)
-        st.slider("Top-p", 0.05, 1.0, value=k["top_p"], step=0.05, key="top_p", disabled=unsampled, help=why)
-        st.number_input("Seed", 0, 2**31 - 1, value=k["seed"], key="seed")
+        st.number_input("Top-k (0 = off)", 0, 1000, value=kept("top_k"), key="top_k", disabled=unsampled, help=why)
+        st.slider("Top-p", 0.05, 1.0, value=kept("top_p"), step=0.05, key="top_p", disabled=unsampled, help=why)
+        st.number_input("Seed", 0, 2**31 - 1, value=kept("seed"), key="seed")
         limits = host_limits()
-        st.slider("Max new tokens", 1, _max_new_tokens(), value=k["max_new_tokens"], key="max_new_tokens",
+        st.slider("Max new tokens", 1, _max_new_tokens(), value=kept("max_new_tokens"), key="max_new_tokens",
                   help=f"This host allows at most {limits.new_tokens}." if limits.new_tokens else None)
-        _remote_target(k["remote_target"])
+        _remote_target(kept("remote_target"))
         st.slider("Simulated target latency per call (ms)" if not s.remote_target else
-                  "Latency added to each request (ms)", 0, 500, value=k["target_latency_ms"], step=10,
+                  "Latency added to each request (ms)", 0, 500, value=kept("target_latency_ms"), step=10,
                   key="target_latency_ms",
                   help="Petals setting: a remote target whose every forward pass costs a network round trip.")
-        st.selectbox("Ready-made prompt", list(PROMPTS), index=list(PROMPTS).index(k["prompt_choice"]),
+        st.selectbox("Ready-made prompt", list(PROMPTS), index=list(PROMPTS).index(kept("prompt_choice")),
                      key="prompt_choice", on_change=_use_prompt)
-        st.text_area("Prompt", value=k["prompt"], key="prompt", height=140, help=f"This host accepts prompts of at "
+        st.text_area("Prompt", value=kept("prompt"), key="prompt", height=140, help=f"This host accepts prompts of at "
                      f"most {limits.prompt_tokens} tokens." if limits.prompt_tokens else None)
         st.session_state.caption_slot = st.empty()
-    s[KEPT] = {key: s.get(key, value) for key, value in k.items()}
     state.show_caption()
 
 
-def kept(key: str, default):
-    """The value a page's own widget `key` starts from: the one it was left at this session, else `default`.
-    Streamlit drops a widget's state on a page switch (see `sidebar`), so the value is copied under a plain key
-    each time the page is about to draw the widget again, and passed back as the widget's default."""
-    values = st.session_state.setdefault(PAGE_KEPT, {})
+def kept(key: str, default=None):
+    """The value widget `key` starts from: the one it was left at this session, else `default`. Streamlit drops
+    a widget's state with a page switch (before the new page runs) and whenever a run does not draw it, and a
+    value assigned to a widget's key reaches the browser as its bare default on a new page; so each widget's
+    value is copied under a plain key (`KEPT`) each time it is about to be drawn, and passed back as its
+    default. `settings` and `models` read the sidebar's from there."""
+    values = st.session_state.setdefault(KEPT, {})
     if key in st.session_state:
         values[key] = st.session_state[key]
     return values.get(key, default)
@@ -197,11 +193,11 @@ def _target_name() -> str:
     return EMBEDDED_NAME if s.pair == EMBEDDED_PAIR else HUB_PAIRS[s.pair][0]
 
 
-def _precision(kept: str, target: str) -> None:
+def _precision(current: str, target: str) -> None:
     """The dtype the models compute in, with what bf16 measured here against float32."""
     device = pick_device()
     options = precision.choices(device)
-    st.selectbox("Precision (the models' dtype)", options, index=options.index(kept) if kept in options else 0,
+    st.selectbox("Precision (the models' dtype)", options, index=options.index(current) if current in options else 0,
                  key="dtype", format_func=PRECISION_NAMES.get,
                  help="float32 is exact: greedy output equals the target alone's, token for token. Greedy "
                       "verification is lossless in exact arithmetic; in half precision a verification pass "
@@ -210,14 +206,15 @@ def _precision(kept: str, target: str) -> None:
                       "as baseline). " + precision.gain_note(target, device, decoder_threads()))
 
 
-def _remote_target(kept: str) -> None:
+def _remote_target(current: str) -> None:
     """The remote target choice: only the servers the host allows (SPECVIZ_REMOTE_TARGETS), none by default."""
     allowed = remote_targets()
     if not allowed:
         st.session_state.remote_target = ""
+        kept("remote_target")
         return
     options = ["", *allowed]
-    st.selectbox("Target served by (remote target)", options, index=options.index(kept) if kept in options else 0,
+    st.selectbox("Target served by (remote target)", options, index=options.index(current) if current in options else 0,
                  key="remote_target", on_change=_use_remote,
                  format_func=lambda url: url or "this machine (the pair above)",
                  help="A vLLM, SGLang or llama-cpp-python server verifies each draft in one request; the pair's "
