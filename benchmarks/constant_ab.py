@@ -22,15 +22,16 @@ that sets a module constant runs its own drafter, loaded with the constant in pl
 load time counts too. Commas join assignments into one arm: `specviz.adaptive.MARGIN=0.05,settings.branches=1`
 runs adaptive chains with another margin.
 
-`--priced` reads no clock: each arm's run after the prefill is priced by the pair's cost model
-(`priced_speedup`), the target alone's step as 1, so a greedy run, whose choices read no clock either, gives
-the same number every time (the target alone is not run; one repeat is enough). On this shared machine the
-target alone's step over a 1 400-token prompt measured 79, 96 and 104 ms in three runs a minute apart, and
-one prompt's identical drafts 0.90×, 1.28× and 1.11× its speed: the clock cannot rank policies one prompt at
-a time. The price is the sizing's own model: on 9 long prompts it was 3% above the clock's after-prefill
-speedup on the geometric mean, 9% below to 16% above it per prompt (`priced-ab.md`). An arm that changes a
-cost (`acceptance.draft_step=...`) is still priced by the measured one, so the price shows what the change
-does to the choices, not to the costs. Timed rows carry each adaptive arm's price too.
+`--priced` reads no clock: each arm's run after the prefill is priced by the pair's cost model as it drafted
+(`priced_speedup`; before 2026-11-29 17:20 UTC the shape each iteration chose was priced, which a draft cut short
+by a confidence stop is not), the target alone's step as 1, so a greedy run, whose choices read no clock either,
+gives the same number every time (the target alone is not run; one repeat is enough). On this shared machine the
+target alone's step over a 1 400-token prompt measured 79, 96 and 104 ms in three runs a minute apart, and one
+prompt's identical drafts 0.90×, 1.28× and 1.11× its speed: the clock cannot rank policies one prompt at a time.
+The price is the sizing's own model: on 9 long prompts it was 3% above the clock's after-prefill speedup on the
+geometric mean, 9% below to 16% above it per prompt (`priced-ab.md`). An arm that changes a cost
+(`acceptance.draft_step=...`) is still priced by the measured one, so the price shows what the change does to the
+choices, not to the costs. Timed rows carry each adaptive arm's price too.
 
 `PROMPTS` is any prompt set `bench` reads; `corpus:N` builds N training-split prompts of each corpus kind
 (`--seed`); with `--min-prompt-tokens M`, the first N of each kind's first 60 that are at least M tokens long
@@ -111,18 +112,18 @@ def rotated(items: list, turn: int) -> list:
     return items[turn:] + items[:turn]
 
 
-def priced_speedup(trace: Trace, sizing: Sizing, chains: frozenset[str]) -> float:
-    """Tokens after the prefill over the run's priced time, in target-alone steps: each iteration's shape (its
-    `Choice`) priced at its context by `tree_size.predict` (a chain in a copying situation, `chains`, runs no
-    drafter step, as in `specviz.adaptive`), over a one-token pass at that context."""
-    acc, copy = sizing.acceptance, replace(sizing.acceptance, draft_step=0.0)
+def priced_speedup(trace: Trace, sizing: Sizing) -> float:
+    """Tokens after the prefill over the run's priced time, in target-alone steps: each iteration priced as it
+    drafted, at its context, by the pair's cost model (`tree_size.timed`'s terms: the iteration's fixed work,
+    its drafter calls, a tree's at a tree's step, and a target pass over its drafted nodes and the bonus
+    position), over a one-token pass at that context. What was drafted, not the shape chosen: a copy runs no
+    drafter call, and a draft a confidence stop cut short, or a copy that ran out, is priced as the shorter one."""
+    acc = sizing.acceptance
     context, steps = len(trace.prompt_ids) + len(trace.iterations[0].emitted_ids), 0.0
     for it in trace.iterations[1:]:
-        cost, shape = sizing.cost.at_context(context), it.choice
-        own = copy if shape.branches == 1 and shape.situation in chains else acc
-        drafted = tree_size.predict(own, cost, shape.gamma, shape.branches, shape.nodes)
-        alone = tree_size.predict(acc, cost, 0, 1, 0)   # E = 1: its rate is one over its seconds
-        steps += drafted.expected_tokens / drafted.tokens_per_s * alone.tokens_per_s
+        cost, branches = sizing.cost.at_context(context), it.choice.branches if it.choice else 1
+        drafted = acc.overhead + it.draft_calls * tree_size.drafter_seconds(acc, branches) + cost.at(it.drafted + 1)
+        steps += drafted / (acc.overhead + cost.at(1))
         context += len(it.emitted_ids)
     return (len(trace.generated_ids) - len(trace.iterations[0].emitted_ids)) / steps
 
@@ -176,7 +177,7 @@ def main() -> None:
                 with constants(arm):
                     trace = generate(target, drafters[name], prompt.text, settings, sizing=sizing)
                 if settings.adaptive:
-                    prices[name].append(priced_speedup(trace, prepared.sizing, drafters[name].chain_situations))
+                    prices[name].append(priced_speedup(trace, prepared.sizing))
                 seconds[name].append(trace.wall_time)
                 after[name].append(after_prefill(trace))
                 per_iteration[name].append(len(trace.generated_ids) / len(trace.iterations))

@@ -166,9 +166,13 @@ def timed(acc: Acceptance, verify: float, gamma: int, branches: int, nodes: int,
     """The size with E tokens per iteration and its predicted rate: E over the iteration's seconds, `verify`
     those of the target's pass over the nodes and the bonus position; a drafter step per depth, or one for the
     whole draft where the drafter drafts its block in one pass."""
-    step = acc.tree_step if branches > 1 and acc.tree_step is not None else acc.draft_step
-    seconds = acc.overhead + (1 if acc.block else gamma) * step + verify
+    seconds = acc.overhead + (1 if acc.block else gamma) * drafter_seconds(acc, branches) + verify
     return TreeSize(gamma, branches, nodes, e, e / seconds)
+
+
+def drafter_seconds(acc: Acceptance, branches: int) -> float:
+    """Seconds of one drafter step in a chain (`branches` 1) or in a tree, where one was timed (`tree_step`)."""
+    return acc.tree_step if branches > 1 and acc.tree_step is not None else acc.draft_step
 
 
 def predict(acc: Acceptance, cost: VerifyCost, gamma: int, branches: int, nodes: int) -> TreeSize:

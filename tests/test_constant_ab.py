@@ -17,19 +17,28 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
 from constant_ab import priced_speedup  # noqa: E402
 
 
-def iteration(index: int, emitted: int, choice: Choice | None) -> Iteration:
-    return Iteration(index, 0, 0, list(range(emitted)), choice=choice)
+def iteration(index: int, emitted: int, choice: Choice | None, drafted: int = 0, calls: int = 0) -> Iteration:
+    return Iteration(index, drafted, 0, list(range(emitted)), draft_calls=calls, choice=choice)
 
 
-def test_a_run_is_priced_shape_by_shape_over_the_target_alones_step():
+def test_a_run_is_priced_as_it_drafted_over_the_target_alones_step():
     """After the prefill: an undrafted step (1 step), the head's one-token chain (overhead 1 ms + a drafter step
-    of 2 ms + a 2-token pass of 21 ms, over 1 ms + 20 ms alone) and a copy of 3 in a copying situation (no
-    drafter step, a 4-token pass of 22 ms): 7 tokens in (21 + 24 + 23) / 21 steps."""
+    of 2 ms + a 2-token pass of 21 ms, over 1 ms + 20 ms alone) and a copy of 3 (no drafter call, a 4-token
+    pass of 22 ms): 7 tokens in (21 + 24 + 23) / 21 steps. A chain of 3 that a confidence stop ended before its
+    first token costs its one drafter call and a one-token pass; a top-2 tree's calls cost a tree's step."""
     sizing = tree_size.choose(flat(0.5), cost([1, 1.05, 1.1, 1.2, 1.5, 2.0, 3.0]))
+    prefill = iteration(0, 1, None)
     trace = Trace("p", [0] * 10, "t", "d", DecodeSettings(), iterations=[
-        iteration(0, 1, None),
+        prefill,
         iteration(1, 1, Choice(0, 1, 0, 1.0, 1.0, 0.5, situation="no match")),
-        iteration(2, 2, Choice(1, 1, 1, 1.5, 1.2, 0.5, situation="no match")),
-        iteration(3, 4, Choice(3, 1, 3, 3.0, 2.5, 0.9, situation="match 3"))], generated_ids=list(range(8)))
-    assert priced_speedup(trace, sizing, frozenset({"match 3"})) == pytest.approx(7 * 21 / 68)
-    assert priced_speedup(trace, sizing, frozenset()) == pytest.approx(7 * 21 / 74)   # the copy pays 3 steps
+        iteration(2, 2, Choice(1, 1, 1, 1.5, 1.2, 0.5, situation="no match"), drafted=1, calls=1),
+        iteration(3, 4, Choice(3, 1, 3, 3.0, 2.5, 0.9, situation="match 3"), drafted=3)], generated_ids=list(range(8)))
+    assert priced_speedup(trace, sizing) == pytest.approx(7 * 21 / 68)
+    stopped = Trace("p", [0] * 10, "t", "d", DecodeSettings(), iterations=[
+        prefill, iteration(1, 1, Choice(3, 1, 3, 2.0, 1.3, 0.5, situation="no match"), calls=1)],
+        generated_ids=list(range(2)))
+    assert priced_speedup(stopped, sizing) == pytest.approx(21 / 23)
+    tree = Trace("p", [0] * 10, "t", "d", DecodeSettings(), iterations=[
+        prefill, iteration(1, 3, Choice(2, 2, 4, 2.5, 1.4, 0.5), drafted=4, calls=2)], generated_ids=list(range(4)))
+    sizing.acceptance.tree_step = 0.004
+    assert priced_speedup(tree, sizing) == pytest.approx(3 * 21 / (1 + 2 * 4 + 1000 * sizing.cost.at(5)))
