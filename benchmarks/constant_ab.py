@@ -20,7 +20,8 @@ An arm `acceptance.FIELD=value` runs with that field of the pair's measured sizi
 `settings.FIELD=value` with that field of the run's settings (`settings.branches=1`: adaptive chains). An arm
 that sets a module constant runs its own drafter, loaded with the constant in place, so a constant read at
 load time counts too. Commas join assignments into one arm: `specviz.adaptive.MARGIN=0.05,settings.branches=1`
-runs adaptive chains with another margin.
+runs adaptive chains with another margin. An arm `drafter=KIND` runs another drafter kind, adaptive, with its
+own sizing (`drafter=ngram`: prompt lookup alone), and is priced by that sizing.
 
 `--priced` reads no clock: each arm's run after the prefill is priced by the pair's cost model as it drafted
 (`priced_speedup`; before 2026-11-29 17:20 UTC the shape each iteration chose was priced, which a draft cut short
@@ -78,10 +79,12 @@ def corpus_prompts(per_kind: int, seed: int, target: LoadedModel, min_tokens: in
     return prompts
 
 
-def variant(assignment: str) -> tuple[object, str, float]:
+def variant(assignment: str) -> tuple[object, str, float | str]:
     """`package.module.NAME=value` as (module, NAME, value); `acceptance.FIELD=value` and `settings.FIELD=value`
-    as ("acceptance" or "settings", FIELD, value)."""
+    as ("acceptance" or "settings", FIELD, value); `drafter=KIND` as ("drafter", "", KIND)."""
     target, value = assignment.split("=")
+    if target == "drafter":
+        return "drafter", "", value
     module, name = target.rsplit(".", 1)
     return module if module in ("acceptance", "settings") else importlib.import_module(module), name, \
         float(value) if "." in value else int(value)
@@ -150,15 +153,17 @@ def main() -> None:
     target, drafter = default_pair()
     drafters = {}
     for name, arm in arms.items():
+        kind = next((value for where, _, value in arm if where == "drafter"), None)
         with constants(arm) as own:
-            drafters[name] = build_drafter("lookup+eagle", target) if own else drafter
+            drafters[name] = build_drafter(kind or "lookup+eagle", target) if own or kind else drafter
     prompts = corpus_prompts(int(args.prompts.split(":")[1]), args.seed, target, args.min_prompt_tokens) \
         if args.prompts.startswith("corpus:") else load_prompts(args.prompts)
     if not prompts:
         parser.error(f"no training-split prompt of {args.min_prompt_tokens} tokens or more among the first "
                      f"{LONG_SEARCH} of any kind")
     base = DecodeSettings(temperature=args.temperature, max_new_tokens=args.tokens, record=False)
-    prepared = prepare(target, drafter, replace(base, adaptive=True, gamma=max(DEPTHS), auto_size=True))
+    adaptive = replace(base, adaptive=True, gamma=max(DEPTHS), auto_size=True)
+    prepared = {name: prepare(target, drafters[name], adaptive) for name in arms}   # each drafter's own sizing
     rows = []
     for prompt in prompts:
         seconds, after, prices, per_iteration = (defaultdict(list) for _ in range(4))
@@ -168,7 +173,7 @@ def main() -> None:
                 seconds["alone"].append(trace.wall_time)
                 after["alone"].append(after_prefill(trace))
             for name, arm in rotated(list(arms.items()), seed):
-                sizing, settings = prepared.sizing, replace(prepared.settings, seed=seed)
+                sizing, settings = prepared[name].sizing, replace(prepared[name].settings, seed=seed)
                 for where, field, value in arm:
                     if where == "acceptance":
                         sizing = replace(sizing, acceptance=replace(sizing.acceptance, **{field: value}))
@@ -177,7 +182,7 @@ def main() -> None:
                 with constants(arm):
                     trace = generate(target, drafters[name], prompt.text, settings, sizing=sizing)
                 if settings.adaptive:
-                    prices[name].append(priced_speedup(trace, prepared.sizing))
+                    prices[name].append(priced_speedup(trace, prepared[name].sizing))
                 seconds[name].append(trace.wall_time)
                 after[name].append(after_prefill(trace))
                 per_iteration[name].append(len(trace.generated_ids) / len(trace.iterations))

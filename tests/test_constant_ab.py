@@ -9,12 +9,12 @@ import pytest
 from test_adaptive import flat
 from test_tree_size import cost
 
-from specviz import tree_size
+from specviz import adaptive, tree_size
 from specviz.settings import DecodeSettings
 from specviz.trace import Choice, Iteration, Trace
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
-from constant_ab import priced_speedup  # noqa: E402
+from constant_ab import priced_speedup, variant  # noqa: E402
 
 
 def iteration(index: int, emitted: int, choice: Choice | None, drafted: int = 0, calls: int = 0) -> Iteration:
@@ -42,3 +42,10 @@ def test_a_run_is_priced_as_it_drafted_over_the_target_alones_step():
         prefill, iteration(1, 3, Choice(2, 2, 4, 2.5, 1.4, 0.5), drafted=4, calls=2)], generated_ids=list(range(4)))
     sizing.acceptance.tree_step = 0.004
     assert priced_speedup(tree, sizing) == pytest.approx(3 * 21 / (1 + 2 * 4 + 1000 * sizing.cost.at(5)))
+
+
+def test_an_arm_sets_a_module_constant_a_field_or_the_drafter():
+    assert variant("specviz.adaptive.MARGIN=0.05") == (adaptive, "MARGIN", 0.05)
+    assert variant("settings.branches=1") == ("settings", "branches", 1)
+    assert variant("acceptance.tree_step=0.0034") == ("acceptance", "tree_step", 0.0034)
+    assert variant("drafter=ngram") == ("drafter", "", "ngram")
