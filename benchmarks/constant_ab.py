@@ -124,8 +124,8 @@ def priced_speedup(trace: Trace, sizing: Sizing) -> float:
     acc = sizing.acceptance
     context, steps = len(trace.prompt_ids) + len(trace.iterations[0].emitted_ids), 0.0
     for it in trace.iterations[1:]:
-        cost, branches = sizing.cost.at_context(context), it.choice.branches if it.choice else 1
-        drafted = acc.overhead + it.draft_calls * tree_size.drafter_seconds(acc, branches) + cost.at(it.drafted + 1)
+        cost, step = sizing.cost.at_context(context), tree_size.drafter_seconds(acc, it.choice.branches)
+        drafted = acc.overhead + it.draft_calls * step + cost.at(it.drafted + 1)
         steps += drafted / (acc.overhead + cost.at(1))
         context += len(it.emitted_ids)
     return (len(trace.generated_ids) - len(trace.iterations[0].emitted_ids)) / steps

@@ -121,8 +121,8 @@ def describe(sizing: Sizing) -> str:
             label = f"over {curve.context} cached"
             lines.append(f"  {label:>18}: " + " ".join(f"{t * 1000:6.1f}" for t in curve.seconds))
     tree = "" if acc.tree_step is None else f" ({acc.tree_step * 1000:.2f} ms in a tree)"
-    tree += f", one step for a block of up to {acc.block} positions" if acc.block else ""
-    lines += [f"drafter step {acc.draft_step * 1000:.2f} ms{tree}, an iteration's fixed work "
+    block = f", one step for a block of up to {acc.block} positions" if acc.block else ""
+    lines += [f"drafter step {acc.draft_step * 1000:.2f} ms{tree}{block}, an iteration's fixed work "
               f"{acc.overhead * 1000:.2f} ms",
               "acceptance by depth (rows) and rank (columns), with the nodes behind each row:"]
     lines += [f"  {d + 1}: " + " ".join(f"{p:.2f}" for p in row) + f"   ({n})"
