@@ -20,7 +20,10 @@ st.latex(r"E(\gamma) = \frac{1-\alpha^{\gamma+1}}{1-\alpha} \qquad "
          r"S(\gamma) = \frac{1-\alpha^{\gamma+1}}{(1-\alpha)(\gamma c+1)}")
 st.caption("Move α, c and the marked γ under the chart: it redraws in your browser, without a round trip to the "
            "server. The star is the optimal γ; the white line below joins the optimal γ of every α. When the current "
-           "trace has a measured α̂ and c, black diamonds and dotted curves mark them.")
+           "trace has a measured α̂ and c, black diamonds and dotted curves mark them. A parallel drafter (blockwise "
+           "heads, the Spec-Drafter) drafts a block of up to B tokens in one pass: set B and the curves become "
+           "E(min(γ, B)) and E(min(γ, B)) / (c + 1), one drafter step whatever γ; a trace of one starts B at its "
+           "block.")
 st.html(VEGA_BINDINGS_CSS)
 st.altair_chart(charts.theory_explorer(state.trace()), key="theory_explorer", theme=None)
 

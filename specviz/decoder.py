@@ -80,7 +80,8 @@ class Run:
         self.trace = Trace(prompt=prompt, prompt_ids=prompt_ids,
                            target=target.name, drafter=drafter.name if drafter else "none (baseline)",
                            settings=settings, device=str(target.device),
-                           dtype=str(target.dtype).removeprefix("torch."), threads=torch.get_num_threads())
+                           dtype=str(target.dtype).removeprefix("torch."), threads=torch.get_num_threads(),
+                           block=drafter.block if drafter else 0)
 
     def __iter__(self) -> Iterator[Iteration]:
         s, trace = self.settings, self.trace

@@ -1,12 +1,14 @@
 """The trace: everything one run decided, as plain records that save to JSON.
 
-Schema (version 5), top level:
+Schema (version 6), top level:
   format "specviz-trace", version, prompt, prompt_ids, target, drafter, device, dtype,
   settings (DecodeSettings), iterations [Iteration], generated_ids, text, wall_time, summary,
   threads (torch CPU threads of the process that ran it; 0 if unknown), waited (seconds the run
   queued behind other runs before it started: not part of wall_time; both added in version 1, a
   file without them loads with 0), stopped_by (why the run stopped before its end, e.g. the host's run-time
-  limit; null when it ran to EOS or max_new_tokens or was stopped by its user; optional, added in version 2).
+  limit; null when it ran to EOS or max_new_tokens or was stopped by its user; optional, added in version 2),
+  block (positions the drafter drafts in one pass: a parallel drafter's block, 0 for one a pass, which
+  the analytic curves price as one drafter step; added in version 6, a file without it loads with 0).
 Iteration: index, drafted, accepted, emitted_ids, drafts [DraftStep], final FinalToken | null,
   draft_time, verify_time, sample_time, draft_calls (seconds; drafter forward passes), unsure
   (the drafter stopped before γ: its most likely token fell below settings.draft_confidence),
@@ -56,7 +58,7 @@ from specviz.settings import DecodeSettings
 from specviz.tree import depths
 
 FORMAT = "specviz-trace"
-VERSION = 5
+VERSION = 6
 MAX_BYTES = 64 * 2**20  # a larger trace or study file is refused before it is parsed
 
 
@@ -190,6 +192,7 @@ class Trace:
     threads: int = 0
     waited: float = 0.0
     stopped_by: str | None = None
+    block: int = 0   # positions the drafter drafts in one pass (a parallel drafter, `Drafter.block`); 0: one a pass
 
     @property
     def approximate(self) -> float | None:
@@ -278,7 +281,8 @@ def trace_from_dict(data: dict) -> Trace:
             device=data["device"], dtype=data["dtype"], iterations=iterations,
             generated_ids=list(data["generated_ids"]), text=data["text"],
             wall_time=float(data["wall_time"]), threads=int(data.get("threads", 0)),
-            waited=float(data.get("waited", 0.0)), stopped_by=data.get("stopped_by"))
+            waited=float(data.get("waited", 0.0)), stopped_by=data.get("stopped_by"),
+            block=int(data.get("block", 0)))
     except (KeyError, TypeError, ValueError) as error:
         raise SpecvizError(f"not a valid specviz trace: {error}") from error
 

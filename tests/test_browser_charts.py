@@ -1,6 +1,7 @@
 """The Altair charts in a real browser (Debian's chromium, driven by Playwright, against `streamlit run app.py`):
-the Theory chart's α slider redraws it and no page script runs; brushing the linked view's timeline redraws
-its lower pictures, again with no run; clicking a verdict opens that iteration in the inspector.
+the Theory chart's α slider redraws it and no page script runs, and its block slider draws a parallel drafter's
+curves; brushing the linked view's timeline redraws its lower pictures, again with no run; clicking a verdict
+opens that iteration in the inspector.
 
 Screenshots of the charts go to test-output/, with altair-timing.txt: the linked view's first draw for a
 512-token trace, and the redraws after a slider move and a brush (medians, measured in the page).
@@ -113,6 +114,13 @@ def test_theory_slider_redraws_without_a_rerun(app_url):  # noqa: F811
         assert page.get_attribute("[data-test-script-state]", "data-test-script-state") == "notRunning"
         assert (browser.OUT / "theory-before.png").read_bytes() != (browser.OUT / "theory-after.png").read_bytes()
         slid = redraws(page, 0, [SLIDE.replace("VALUE", str(v)) for v in (0.9, 0.3, 0.7, 0.99, 1.0, 0.6, 0.8)])
+        block = chart.locator(".vega-bind input[name='block']")
+        block.focus()
+        for _ in range(4):
+            block.press("ArrowRight")
+        expect(chart.locator("svg text", has_text="block B = 4")).to_have_count(1)   # a parallel drafter's curves
+        expect(chart.locator("svg text", has_text="γ* = 4")).to_have_count(1)
+        chart.screenshot(path=browser.OUT / "theory-block.png")
         assert page.evaluate("window.specviz.runs") == runs
         chromium.close()
     (browser.OUT / "altair-timing.txt").write_text(

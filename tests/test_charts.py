@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from scipy.stats import chisquare
 
-from specviz import DecodeSettings, SpecvizError, Trace, charts, trace_from_dict
+from specviz import DecodeSettings, SpecvizError, Trace, charts, theory, trace_from_dict
 from specviz.charts.style import ACCEPT_COLOR, KINDS, NEUTRAL, PHASES, REJECT_COLOR, markdown_token, show_token
 from specviz.charts.table import iteration_cells
 from specviz.reverify import mean_tokens, reverify, spec_test
@@ -212,6 +212,19 @@ def test_sweep_chart():
     assert any(name.startswith("optimal γ") for name in names) and "benchmark: ngram" in names
     alone = charts.sweep_chart(None, benchmark=benchmark)
     assert [t.name for t in alone.data if t.name and t.name.startswith("benchmark")] == ["benchmark: ngram"]
+
+
+def test_a_parallel_drafters_sweep_is_drawn_against_one_drafter_step():
+    """A γ sweep of a drafter of block 3: S(γ) = E(min(γ, 3)) / (c + 1), flat past its block, optimum γ = 3."""
+    trace = replace(make_trace(), block=3)
+    sweep = Study("gamma sweep", timed(trace, 1.0), [Variant({"gamma": g}, timed(trace, 0.5, 0.1)) for g in (1, 2)])
+    alpha, c = sweep.measured_alpha_c()
+    fig = charts.sweep_chart(sweep, max_gamma=6)
+    curve = next(t for t in fig.data if (t.name or "").startswith("theory"))
+    assert "a block of 3 in one drafter step" in curve.name
+    assert list(curve.y) == [pytest.approx(theory.walltime_improvement(alpha, g, c, 3)) for g in range(1, 7)]
+    assert curve.y[2] == curve.y[5] > curve.y[1]
+    assert next(t for t in fig.data if (t.name or "").startswith("optimal γ")).name == "optimal γ = 3"
 
 
 def test_benchmark_points_read_the_shipped_report():

@@ -4,6 +4,7 @@ specviz.theory on a grid (α = 1 included), the measured trace marked on both vi
 from __future__ import annotations
 
 import itertools
+from dataclasses import replace
 
 import pytest
 from test_charts import make_trace
@@ -15,8 +16,9 @@ from specviz.charts.explorer import MAX_GAMMA
 
 ALPHAS = [0.0, 0.01, 0.3, 0.5, 0.8, 0.95, 0.99, 0.999, 1.0]
 COSTS = [0.0, 0.05, 0.3, 1.0]
-THEORY = {"E": lambda a, g, c: theory.expected_tokens(a, g),
-          "drafts": lambda a, g, c: theory.expected_accepted_drafts(a, g),
+BLOCKS = [0, 1, 4]
+THEORY = {"E": lambda a, g, c, b: theory.expected_tokens(a, theory.drafted(g, b)),
+          "drafts": lambda a, g, c, b: theory.expected_accepted_drafts(a, theory.drafted(g, b)),
           "S": theory.walltime_improvement}
 
 
@@ -38,33 +40,35 @@ def explorer_spec() -> dict:
 def test_explorer_params_are_bound_to_sliders(explorer_spec):
     params = {p["name"]: p for p in explorer_spec["params"]}
     assert {name: params[name]["bind"]["input"] for name in params} == {
-        "alpha": "range", "c": "range", "gamma": "range", "show_drafts": "checkbox"}
+        "alpha": "range", "c": "range", "gamma": "range", "block": "range", "show_drafts": "checkbox"}
     assert (params["alpha"]["bind"]["min"], params["alpha"]["bind"]["max"]) == (0, 1)
     assert (params["gamma"]["bind"]["min"], params["gamma"]["bind"]["max"]) == (1, MAX_GAMMA)
-    assert params["alpha"]["value"] == 0.8 and params["c"]["value"] == 0.05
+    assert params["alpha"]["value"] == 0.8 and params["c"]["value"] == 0.05 and params["block"]["value"] == 0
 
 
 def test_explorer_expressions_agree_with_theory_on_a_grid(explorer_spec):
     """Each formula is rendered twice (curves: α and c are params; plane: α is a field): both
-    strings, as the browser gets them, against specviz.theory, α = 1 included."""
+    strings, as the browser gets them, against specviz.theory, α = 1 and a parallel drafter's block included."""
     found = calculations(explorer_spec)
     assert len(found["E"]) == 1 and len(found["drafts"]) == 1 and len(found["S"]) == 2
     checked = 0
     for field, expressions in ((f, found[f]) for f in THEORY):
-        for text, a, g, c in itertools.product(expressions, ALPHAS, range(1, MAX_GAMMA + 1), COSTS):
-            env = {"alpha": a, "c": c, "datum.alpha": a, "datum.gamma": g}
-            assert evaluate(text, env) == pytest.approx(THEORY[field](a, g, c), rel=1e-9, abs=1e-9), (field, a, g, c)
+        for text, a, g, c, b in itertools.product(expressions, ALPHAS, range(1, MAX_GAMMA + 1), COSTS, BLOCKS):
+            env = {"alpha": a, "c": c, "block": b, "datum.alpha": a, "datum.gamma": g}
+            expected = THEORY[field](a, g, c, b)
+            assert evaluate(text, env) == pytest.approx(expected, rel=1e-9, abs=1e-9), (field, a, g, c, b)
             checked += 1
-    assert checked == 4 * len(ALPHAS) * MAX_GAMMA * len(COSTS)
+    assert checked == 4 * len(ALPHAS) * MAX_GAMMA * len(COSTS) * len(BLOCKS)
 
 
 def test_the_browsers_optimal_gamma_is_theorys(explorer_spec):
     """The chart keeps the largest S with ties to the smaller γ; so does `theory.optimal_gamma`."""
     curve_s = next(text for text in calculations(explorer_spec)["S"] if "datum.alpha" not in text)
-    for a, c in itertools.product(ALPHAS, COSTS):
-        speedups = {g: evaluate(curve_s, {"alpha": a, "c": c, "datum.gamma": g}) for g in range(1, MAX_GAMMA + 1)}
+    for a, c, b in itertools.product(ALPHAS, COSTS, BLOCKS):
+        speedups = {g: evaluate(curve_s, {"alpha": a, "c": c, "block": b, "datum.gamma": g})
+                    for g in range(1, MAX_GAMMA + 1)}
         best = max(speedups.values())
-        assert min(g for g, s in speedups.items() if s == best) == theory.optimal_gamma(a, c, MAX_GAMMA)
+        assert min(g for g, s in speedups.items() if s == best) == theory.optimal_gamma(a, c, MAX_GAMMA, b)
 
 
 def test_explorer_marks_a_measured_trace_on_both_views(explorer_spec):
@@ -81,3 +85,15 @@ def test_explorer_rebuilds_from_a_saved_trace(tmp_path):
     trace.save(tmp_path / "trace.json")
     loaded = load_trace(tmp_path / "trace.json")
     assert charts.theory_explorer(loaded).to_dict() == charts.theory_explorer(trace).to_dict()
+
+
+def test_a_parallel_drafters_trace_starts_the_block_slider_at_its_block():
+    """Its dotted curves are priced as one drafter step for up to B tokens, flat past B."""
+    trace = replace(make_trace(), block=2)
+    spec = charts.theory_explorer(trace).to_dict()
+    assert {p["name"]: p["value"] for p in spec["params"]}["block"] == 2
+    s = trace.summary()
+    rows = next(d for d in spec["datasets"].values() if d and "own" in d[0])
+    assert [row["S"] for row in rows] == [pytest.approx(theory.walltime_improvement(s.alpha, g, s.c, 2))
+                                          for g in range(1, MAX_GAMMA + 1)]
+    assert rows[1]["S"] == pytest.approx(rows[-1]["S"]) and rows[1]["S"] > rows[0]["S"]

@@ -81,6 +81,17 @@ def test_speedup_step_matches_theory():
         assert f"{theory.walltime_improvement(summary.alpha, trace.settings.gamma, summary.c):.2f}×" in body
 
 
+def test_speedup_step_prices_a_parallel_drafters_block_as_one_step():
+    """Blockwise heads of block 2 at γ = 3 draft 2 tokens for one drafter step: S = E(2) / (c + 1), optimum γ = 2."""
+    trace = replace(synthetic_trace(), block=2)
+    summary = trace.summary()
+    step = charts.lesson_steps(trace, 0)[SPEEDUP]
+    assert trace.settings.gamma > 2 and "S = E / (c + 1)" in step.body and "min(γ, B) = 2" in step.body
+    assert f"{theory.walltime_improvement(summary.alpha, trace.settings.gamma, summary.c, 2):.2f}×" in step.body
+    assert "optimal γ = 2 " in step.body and "S = E / (γc + 1)" not in step.body
+    assert "a block of 2 in one drafter step" in next(t.name for t in step.figure.data if t.name.startswith("theory"))
+
+
 def _rule(trace: Trace, verify: str) -> Trace:
     """The trace as if verified by `verify` (no u); the verdicts stay as recorded."""
     for it in trace.iterations:

@@ -133,6 +133,7 @@ def test_greedy_with_a_parallel_drafter_is_target_greedy(pair, kind, branches):
         reference = target_greedy(target, prompt, 12)   # generate stops at EOS, which `target_without_eos` may ignore
         assert trace.generated_ids[: len(reference)] == reference
         assert all(it.draft_calls <= 1 for it in trace.iterations)
+        assert trace.block == drafter.block == 3   # the analytic curves price its block as one drafter step
 
 
 @pytest.mark.parametrize("kind", ["medusa", "specdrafter"])

@@ -28,6 +28,19 @@ def test_optimal_gamma():
     assert theory.optimal_gamma(1.0, 0.0, max_gamma=16) == 16
 
 
+def test_a_parallel_drafter_drafts_its_block_in_one_step():
+    """Block B = 4: γ ≤ 4 drafts γ tokens for one drafter step, γ > 4 drafts 4; the optimum is B."""
+    assert theory.walltime_improvement(0.8, 4, 0.1, block=4) == pytest.approx(3.3616 / 1.1)
+    assert theory.walltime_improvement(0.8, 2, 0.1, block=4) == pytest.approx(2.44 / 1.1)   # 1 + .8 + .64
+    assert theory.walltime_improvement(0.8, 9, 0.1, block=4) == theory.walltime_improvement(0.8, 4, 0.1, block=4)
+    assert theory.walltime_improvement(0.8, 0, 0.1, block=4) == 1.0   # no draft, no drafter step
+    assert theory.optimal_gamma(0.8, 0.05, block=4) == 4 and theory.optimal_gamma(0.3, 0.9, block=2) == 2
+    assert theory.optimal_gamma(0.0, 0.1, block=4) == 1   # nothing is ever accepted: ties go to the smaller γ
+    assert theory.walltime_improvement(0.8, 3, 0.1, block=0) == theory.walltime_improvement(0.8, 3, 0.1)
+    with pytest.raises(SpecvizError, match="block must be >= 0"):
+        theory.walltime_improvement(0.8, 3, 0.1, block=-1)
+
+
 @pytest.mark.parametrize("args", [(-0.1, 3), (1.1, 3), (0.5, -1)])
 def test_bad_arguments(args):
     with pytest.raises(SpecvizError):

@@ -80,7 +80,7 @@ def test_json_round_trip(trace, tmp_path):
     path = tmp_path / "trace.json"
     trace.save(path)
     data = json.loads(path.read_text())
-    assert data["format"] == "specviz-trace" and data["version"] == 5
+    assert data["format"] == "specviz-trace" and data["version"] == 6
     loaded = load_trace(path)
     assert loaded == trace
     assert loaded.summary() == trace.summary()

@@ -1,6 +1,7 @@
 """The theory explorer: Leviathan et al.'s curves as one Altair chart whose sliders live in the browser.
 
-α, c and a marked γ are params bound to sliders, and E(γ), S(γ) and α(1 − α^γ)/(1 − α) are Vega
+α, c, a marked γ and a parallel drafter's block B are params bound to sliders, and E(γ), S(γ) and
+α(1 − α^γ)/(1 − α) are Vega
 expressions (`specviz.charts.formulas`), so moving a slider redraws the chart with no page script
 run. Top: E(γ) with the accepted drafts alone for contrast, and S(γ) with the optimal γ starred.
 Bottom: S over the (α, γ) plane at the chosen c, with the optimal-γ ridge. A trace's measured α̂
@@ -18,6 +19,7 @@ from specviz.charts.style import FONT_SIZE, NEUTRAL, P_COLOR, Q_COLOR, REJECT_CO
 from specviz.trace import Trace
 
 MAX_GAMMA = 16
+MAX_BLOCK = 8   # the block slider's end: the shipped parallel drafters draft 4
 ALPHA_STEP = 0.02  # the plane's cell width
 WIDTH, HEIGHT = 270, 250
 STAR = ("M0,-1L0.235,-0.324L0.951,-0.309L0.38,0.124L0.588,0.809L0,0.4L-0.588,0.809L-0.38,0.124L-0.951,-0.309"
@@ -25,14 +27,15 @@ STAR = ("M0,-1L0.235,-0.324L0.951,-0.309L0.38,0.124L0.588,0.809L0,0.4L-0.588,0.8
 GAMMA_TICKS = list(range(2, MAX_GAMMA + 1, 2))
 
 
-def explorer_params(alpha: float, c: float, gamma: int) -> list[alt.Parameter]:
-    """α, c and the marked γ on sliders, and a toggle for the accepted-drafts curve."""
+def explorer_params(alpha: float, c: float, gamma: int, block: int) -> list[alt.Parameter]:
+    """α, c, the marked γ and the block B on sliders, and a toggle for the accepted-drafts curve."""
     def slider(name: str, value: float, low: int, high: int, step: float, label: str) -> alt.Parameter:
         return alt.param(name=name, value=value, bind=alt.binding_range(min=low, max=high, step=step, name=label))
 
     return [slider("alpha", alpha, 0, 1, 0.01, "α: acceptance rate "),
             slider("c", c, 0, 1, 0.01, "c: drafter step / target step "),
             slider("gamma", gamma, 1, MAX_GAMMA, 1, "γ marked "),
+            slider("block", block, 0, MAX_BLOCK, 1, "B: block drafted in one pass "),   # 0: one token a pass
             alt.param(name="show_drafts", value=False,
                       bind=alt.binding_checkbox(name="show the accepted drafts alone, α(1 − α^γ)/(1 − α) "))]
 
@@ -84,9 +87,9 @@ def curve(base: alt.Chart, field: str, color: str, title: str, measured: pd.Data
 def curves(measured: pd.DataFrame | None) -> alt.HConcatChart:
     """E(γ) (and the accepted drafts alone) and S(γ) for γ = 1 … MAX_GAMMA at the sliders' α and c."""
     base = alt.Chart(pd.DataFrame({"gamma": range(1, MAX_GAMMA + 1)})).transform_calculate(
-        E=formulas.expected_tokens("alpha", "datum.gamma"),
-        S=formulas.walltime_improvement("alpha", "datum.gamma", "c"),
-        drafts=formulas.expected_accepted_drafts("alpha", "datum.gamma"))
+        E=formulas.expected_tokens("alpha", formulas.drafted("datum.gamma", "block")),
+        S=formulas.walltime_improvement("alpha", "datum.gamma", "c", "block"),
+        drafts=formulas.expected_accepted_drafts("alpha", formulas.drafted("datum.gamma", "block")))
     x = alt.X("gamma:Q")
     drafts = base.transform_filter("show_drafts")
     contrast = [drafts.mark_line(color=Q_COLOR, strokeWidth=3, strokeDash=[8, 4]).encode(x=x, y="drafts:Q"),
@@ -118,7 +121,7 @@ def plane_grid() -> pd.DataFrame:
 def plane(measured: pd.DataFrame | None) -> alt.LayerChart:
     """S over α × γ at the slider's c; the ridge joins each α's optimal γ."""
     base = alt.Chart(plane_grid()).transform_calculate(
-        S=formulas.walltime_improvement("datum.alpha", "datum.gamma", "c"))
+        S=formulas.walltime_improvement("datum.alpha", "datum.gamma", "c", "block"))
     along = {"title": "α (acceptance rate)", "scale": alt.Scale(domain=[0, 1], nice=False),
              "axis": alt.Axis(values=[i / 10 for i in range(11)], grid=False)}
     up = {"title": "γ", "scale": alt.Scale(domain=[0.5, MAX_GAMMA + 0.5], nice=False),
@@ -143,7 +146,8 @@ def plane(measured: pd.DataFrame | None) -> alt.LayerChart:
 
 
 def measured_frame(trace: Trace | None) -> pd.DataFrame | None:
-    """E and S through the trace's α̂ and c for every γ, its own γ flagged; None when either is unknown."""
+    """E and S through the trace's α̂ and c (and its drafter's block) for every γ, its own γ flagged; None when
+    α̂ or c is unknown."""
     if trace is None:
         return None
     summary = trace.summary()
@@ -152,17 +156,20 @@ def measured_frame(trace: Trace | None) -> pd.DataFrame | None:
     own = min(trace.settings.gamma, MAX_GAMMA)
     label = f"this trace: α̂ = {summary.alpha:.2f}, c = {summary.c:.2f}"
     return pd.DataFrame([{"gamma": g, "alpha": summary.alpha, "own": g == own, "label": label,
-                          "E": theory.expected_tokens(summary.alpha, g),
-                          "S": theory.walltime_improvement(summary.alpha, g, summary.c)}
+                          "E": theory.expected_tokens(summary.alpha, theory.drafted(g, trace.block)),
+                          "S": theory.walltime_improvement(summary.alpha, g, summary.c, trace.block)}
                          for g in range(1, MAX_GAMMA + 1)])
 
 
 def theory_explorer(trace: Trace | None = None, alpha: float = 0.8, c: float = 0.05,
                     gamma: int = 4) -> alt.VConcatChart:
-    """Leviathan et al.'s curves and the (α, γ) plane, moved by in-chart sliders; `trace` adds its α̂ and c."""
+    """Leviathan et al.'s curves and the (α, γ) plane, moved by in-chart sliders; `trace` adds its α̂ and c, and
+    starts the block slider at its drafter's block."""
     measured = measured_frame(trace)
-    title = "'α = ' + format(alpha, '.2f') + ',   c = ' + format(c, '.2f') + ',   γ marked = ' + gamma"
+    block = min(trace.block, MAX_BLOCK) if trace is not None else 0
+    title = ("'α = ' + format(alpha, '.2f') + ',   c = ' + format(c, '.2f') + ',   γ marked = ' + gamma + "
+             "(block > 0 ? ',   block B = ' + block : '')")
     return alt.vconcat(curves(measured), plane(measured), spacing=40,
-                       params=[p.param for p in explorer_params(alpha, c, gamma)],
+                       params=[p.param for p in explorer_params(alpha, c, gamma, block)],
                        title=alt.TitleParams(alt.expr(title)), **vega_look(),
                        resolve=alt.Resolve(legend=alt.LegendResolveMap(color="independent")))

@@ -398,10 +398,15 @@ def _speedup(trace: Trace) -> LessonStep:
     c = summary.c if summary.c is not None else 0.0
     c_text = (f"c = {_n(c)} (one drafter pass / one verify pass, measured)" if summary.c is not None else
               "c = 0: the drafter made no forward pass (e.g. prompt lookup), so drafting is taken as free")
-    e, speed = theory.expected_tokens(alpha, gamma), theory.walltime_improvement(alpha, gamma, c)
-    best = theory.optimal_gamma(alpha, c)
-    e_text = (f"α̂ = 1, so E = γ + 1 = {e:.2f}" if alpha == 1 else
-              f"E = (1 − {alpha:.3f}<sup>{gamma + 1}</sup>) / (1 − {alpha:.3f}) = {e:.2f}")
+    block, drafted = trace.block, theory.drafted(gamma, trace.block)
+    e, speed = theory.expected_tokens(alpha, drafted), theory.walltime_improvement(alpha, gamma, c, block)
+    best = theory.optimal_gamma(alpha, c, block=block)
+    e_text = (f"α̂ = 1, so E = {'min(γ, B)' if block else 'γ'} + 1 = {e:.2f}" if alpha == 1 else
+              f"E = (1 − {alpha:.3f}<sup>{drafted + 1}</sup>) / (1 − {alpha:.3f}) = {e:.2f}")
+    cost = (f"S = E / (c + 1) = {e:.2f} / ({c:.3f} + 1) = {speed:.2f}×: this drafter drafts its block of up to "
+            f"B = {block} tokens in one pass, so an iteration costs one drafter step whatever γ, and drafts "
+            f"min(γ, B) = {drafted}" if block else
+            f"S = E / (γc + 1) = {e:.2f} / ({gamma} × {c:.3f} + 1) = {speed:.2f}×")
     tree = ("<p>This run drafted token trees: γ is the depth, and the formula counts a chain of γ drafts; a tree "
             "raises the acceptance per depth at the price of a larger verify pass.</p>" if trees else "")
     if shapes:
@@ -410,13 +415,12 @@ def _speedup(trace: Trace) -> LessonStep:
     body = (f"<p>Over the whole trace α̂ = {alpha:.3f} (accepted / tested draft positions) and {html.escape(c_text)}."
             f"</p><p>Expected tokens per iteration (Leviathan et al., eq. 1): {e_text}; measured "
             f"{summary.accepted_length:.2f}.</p>"
-            f"<p>Expected walltime improvement (Theorem 3.8): S = E / (γc + 1) = {e:.2f} / ({gamma} × {c:.3f} + 1) = "
-            f"{speed:.2f}×.</p><p>The optimal γ = {best} maximises S: "
-            f"{theory.walltime_improvement(alpha, best, c):.2f}× at α̂ = {alpha:.3f}, c = {c:.3f}.</p>"
+            f"<p>Expected walltime improvement (Theorem 3.8): {cost}.</p><p>The optimal γ = {best} maximises S: "
+            f"{theory.walltime_improvement(alpha, best, c, block):.2f}× at α̂ = {alpha:.3f}, c = {c:.3f}.</p>"
             "<p>The formula takes one target pass over γ + 1 tokens to cost what a pass over one token costs, true "
             "on a GPU with room to spare. On a CPU a longer pass costs more, so the best γ measured there (the "
             f"Speedup curves page sweeps it) sits below this one.</p>{tree}")
-    return LessonStep(title, body, question, speedup_chart(alpha, c, max_gamma=max(16, best)))
+    return LessonStep(title, body, question, speedup_chart(alpha, c, max_gamma=max(16, best), block=block))
 
 
 def _why_this_length(trace: Trace, index: int) -> LessonStep:

@@ -21,21 +21,24 @@ def sweep_chart(study: Study | None, max_gamma: int = 16, benchmark: list[dict] 
     runs = [r for r in rows if "gamma" in r.varied and not r.varied.get("adaptive")]
     adaptive = next(((r.varied["gamma"], r.speedup, r.accepted_length) for r in rows if r.varied.get("adaptive")), None)
     alpha, c = study.measured_alpha_c() if study is not None else (None, 0.0)
+    block = max((v.trace.block for v in study.variants), default=0) if study is not None else 0
     return speedup_chart(alpha, c, max_gamma, [(r.varied["gamma"], r.speedup, r.accepted_length) for r in runs],
-                         benchmark, adaptive, [(r.speedup_low, r.speedup_high) for r in runs])
+                         benchmark, adaptive, [(r.speedup_low, r.speedup_high) for r in runs], block)
 
 
 def speedup_chart(alpha: float | None, c: float, max_gamma: int = 16,
                   measured: list[tuple[int, float | None, float]] = (),
                   benchmark: list[dict] | None = None,
                   adaptive: tuple[int, float | None, float] | None = None,
-                  spread: list[tuple[float | None, float | None]] | None = None) -> go.Figure:
+                  spread: list[tuple[float | None, float | None]] | None = None, block: int = 0) -> go.Figure:
     """Left: S(γ) = (1 − α^(γ+1)) / ((1 − α)(γc + 1)) (Leviathan et al., Theorem 3.8) with the optimal
     γ starred, and measured speedups. Right: E(γ) = (1 − α^(γ+1)) / (1 − α) (eq. 1) and measured
-    tokens per iteration. `measured` holds (γ, speedup, tokens per iteration) points; `adaptive` an
-    adaptive run's (largest γ it may draft, speedup, tokens per iteration), drawn as dashed levels, since
-    it chose its own γ before every iteration. `spread`: each measured point's lowest and highest speedup
-    over its repeated rounds, drawn as error bars around the median (None: one round)."""
+    tokens per iteration. A parallel drafter (`block` B > 0) drafts min(γ, B) tokens in one step, so its
+    curves are E(min(γ, B)) and E(min(γ, B)) / (c + 1) (`theory.walltime_improvement`). `measured` holds
+    (γ, speedup, tokens per iteration) points; `adaptive` an adaptive run's (largest γ it may draft, speedup,
+    tokens per iteration), drawn as dashed levels, since it chose its own γ before every iteration. `spread`:
+    each measured point's lowest and highest speedup over its repeated rounds, drawn as error bars around the
+    median (None: one round)."""
     fig = make_subplots(rows=1, cols=2, subplot_titles=("walltime speedup over the target alone",
                                                         "tokens per iteration"))
     gamma_of = [m[0] for m in measured]
@@ -50,13 +53,14 @@ def speedup_chart(alpha: float | None, c: float, max_gamma: int = 16,
                     name="measured", showlegend=False, marker={"size": 14, "color": P_COLOR}, row=1, col=2)
     if alpha is not None:
         gammas = list(range(1, max_gamma + 1))
-        fig.add_scatter(x=gammas, y=[theory.walltime_improvement(alpha, g, c) for g in gammas], mode="lines",
-                        name=f"theory (α̂ = {alpha:.2f}, c = {c:.3f})", line={"color": Q_COLOR, "width": 3},
-                        row=1, col=1)
-        fig.add_scatter(x=gammas, y=[theory.expected_tokens(alpha, g) for g in gammas], mode="lines",
-                        showlegend=False, line={"color": Q_COLOR, "width": 3}, row=1, col=2)
-        best = theory.optimal_gamma(alpha, c, max_gamma)
-        fig.add_scatter(x=[best], y=[theory.walltime_improvement(alpha, best, c)], mode="markers",
+        one_pass = f", a block of {block} in one drafter step" if block else ""
+        fig.add_scatter(x=gammas, y=[theory.walltime_improvement(alpha, g, c, block) for g in gammas],
+                        mode="lines", name=f"theory (α̂ = {alpha:.2f}, c = {c:.3f}{one_pass})",
+                        line={"color": Q_COLOR, "width": 3}, row=1, col=1)
+        fig.add_scatter(x=gammas, y=[theory.expected_tokens(alpha, theory.drafted(g, block)) for g in gammas],
+                        mode="lines", showlegend=False, line={"color": Q_COLOR, "width": 3}, row=1, col=2)
+        best = theory.optimal_gamma(alpha, c, max_gamma, block)
+        fig.add_scatter(x=[best], y=[theory.walltime_improvement(alpha, best, c, block)], mode="markers",
                         name=f"optimal γ = {best}", marker={"size": 22, "symbol": "star", "color": REJECT_COLOR},
                         row=1, col=1)   # named in the legend: a label by the star would cover the measured bars
     for symbol, label in zip(BENCH_SYMBOLS, dict.fromkeys(b["label"] for b in benchmark or [])):
