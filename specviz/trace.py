@@ -8,7 +8,8 @@ Schema (version 6), top level:
   file without them loads with 0), stopped_by (why the run stopped before its end, e.g. the host's run-time
   limit; null when it ran to EOS or max_new_tokens or was stopped by its user; optional, added in version 2),
   block (positions the drafter drafts in one pass: a parallel drafter's block, 0 for one a pass, which
-  the analytic curves price as one drafter step; added in version 6, a file without it loads with 0).
+  the analytic curves price as one drafter step; added in version 6, a file without it loads with the
+  deepest draft one drafter pass made, 0 if none).
 Iteration: index, drafted, accepted, emitted_ids, drafts [DraftStep], final FinalToken | null,
   draft_time, verify_time, sample_time, draft_calls (seconds; drafter forward passes), unsure
   (the drafter stopped before γ: its most likely token fell below settings.draft_confidence),
@@ -282,9 +283,15 @@ def trace_from_dict(data: dict) -> Trace:
             generated_ids=list(data["generated_ids"]), text=data["text"],
             wall_time=float(data["wall_time"]), threads=int(data.get("threads", 0)),
             waited=float(data.get("waited", 0.0)), stopped_by=data.get("stopped_by"),
-            block=int(data.get("block", 0)))
+            block=int(data["block"]) if "block" in data else drafted_in_one_pass(iterations))
     except (KeyError, TypeError, ValueError) as error:
         raise SpecvizError(f"not a valid specviz trace: {error}") from error
+
+
+def drafted_in_one_pass(iterations: list[Iteration]) -> int:
+    """The deepest draft made in a single drafter pass (`Iteration.one_pass`), 0 if none: a trace saved before
+    it recorded its drafter's block, read as a parallel drafter's block (exact once one draft filled it)."""
+    return max((max(depths(it.parents)) for it in iterations if it.one_pass), default=0)
 
 
 def derived_elapsed(iterations: list[Iteration], wall_time: float) -> list[float]:

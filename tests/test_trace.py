@@ -14,6 +14,7 @@ from specviz import DecodeSettings, SpecvizError, Trace, generate, load_model, l
 from specviz.drafters import DraftModelDrafter
 from specviz.study import Study, load_record
 from specviz.trace import DraftStep, text_segments
+from specviz.tree import depths
 
 EXAMPLES = sorted((Path(__file__).resolve().parent.parent / "assets" / "examples").glob("*.json"))
 
@@ -85,6 +86,22 @@ def test_json_round_trip(trace, tmp_path):
     assert loaded == trace
     assert loaded.summary() == trace.summary()
     assert loaded.threads == torch.get_num_threads() and loaded.waited == 0.0
+
+
+def test_a_trace_saved_before_blocks_reads_its_block_from_its_one_pass_drafts(trace):
+    """Before version 6 a trace did not say its drafter's block: a draft of depth 2 or more made in one drafter
+    pass gives it (the class pack's blockwise heads and Spec-Drafter), a token-by-token drafter's stays 0."""
+    data = trace.to_dict()
+    data["version"] = 5
+    del data["block"]
+    assert trace_from_dict(data).block == 0   # the fixture's drafter makes one pass a token
+    for it in data["iterations"]:
+        it["draft_calls"] = min(it["draft_calls"], 1)
+    deepest = max(max(depths(it.parents)) for it in trace.iterations if it.drafted)
+    assert deepest >= 2 and trace_from_dict(data).block == deepest
+    shipped = load_record(next(path for path in EXAMPLES if path.name == "drafters.json"))
+    blocks = {v.trace.drafter.split(" (")[0]: v.trace.block for v in shipped.variants}
+    assert blocks["blockwise heads"] == blocks["Spec-Drafter"] == 4 and blocks["EAGLE head"] == 0
 
 
 def test_traces_saved_before_remote_targets_load_as_exact_local_runs(trace):
