@@ -32,7 +32,10 @@ prompt's identical drafts 0.90×, 1.28× and 1.11× its speed: the clock cannot 
 The price is the sizing's own model: on 9 long prompts it was 3% above the clock's after-prefill speedup on the
 geometric mean, 9% below to 16% above it per prompt (`priced-ab.md`). An arm that changes a cost
 (`acceptance.draft_step=...`) is still priced by the measured one, so the price shows what the change does to the
-choices, not to the costs. Timed rows carry each adaptive arm's price too.
+choices, not to the costs. A fixed shape (`settings.adaptive=0,settings.gamma=2,settings.branches=1,
+settings.nodes=0`: a chain of 2) is priced by the same model, which is the one the adaptive policy maximises:
+against fixed shapes the price shows whether the policy's choices beat them by its own account, not by the
+clock's. Timed rows carry every arm's price too.
 
 `PROMPTS` is any prompt set `bench` reads; `corpus:N` builds N training-split prompts of each corpus kind
 (`--seed`); with `--min-prompt-tokens M`, the first N of each kind's first 60 that are at least M tokens long
@@ -124,7 +127,8 @@ def priced_speedup(trace: Trace, sizing: Sizing) -> float:
     acc = sizing.acceptance
     context, steps = len(trace.prompt_ids) + len(trace.iterations[0].emitted_ids), 0.0
     for it in trace.iterations[1:]:
-        cost, step = sizing.cost.at_context(context), tree_size.drafter_seconds(acc, it.choice.branches)
+        branches = it.choice.branches if it.choice is not None else trace.settings.branches   # a fixed shape's
+        cost, step = sizing.cost.at_context(context), tree_size.drafter_seconds(acc, branches)
         drafted = acc.overhead + it.draft_calls * step + cost.at(it.drafted + 1)
         steps += drafted / (acc.overhead + cost.at(1))
         context += len(it.emitted_ids)
@@ -145,11 +149,9 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=5909, help="corpus:N's prompt seed (default 5909)")
     parser.add_argument("--priced", action="store_true", help="price runs by the cost model, read no clock (above)")
     parser.add_argument("--min-prompt-tokens", type=int, default=0, help="corpus:N's prompts at least this long")
+    parser.add_argument("--per-category", type=int, help="a prompt set's first N prompts of each category")
     args = parser.parse_args()
     arms = {"as is": [], **{a: [variant(part) for part in a.split(",")] for a in args.assignments}}
-    if args.priced and any(where == "settings" and field == "adaptive" and not value
-                           for arm in arms.values() for where, field, value in arm):
-        parser.error("--priced prices the shapes an adaptive run chose; a run with settings.adaptive=0 chooses none")
     target, drafter = default_pair()
     drafters = {}
     for name, arm in arms.items():
@@ -157,7 +159,7 @@ def main() -> None:
         with constants(arm) as own:
             drafters[name] = build_drafter(kind or "lookup+eagle", target) if own or kind else drafter
     prompts = corpus_prompts(int(args.prompts.split(":")[1]), args.seed, target, args.min_prompt_tokens) \
-        if args.prompts.startswith("corpus:") else load_prompts(args.prompts)
+        if args.prompts.startswith("corpus:") else load_prompts(args.prompts, per_category=args.per_category)
     if not prompts:
         parser.error(f"no training-split prompt of {args.min_prompt_tokens} tokens or more among the first "
                      f"{LONG_SEARCH} of any kind")
@@ -181,8 +183,7 @@ def main() -> None:
                         settings = replace(settings, **{field: value})
                 with constants(arm):
                     trace = generate(target, drafters[name], prompt.text, settings, sizing=sizing)
-                if settings.adaptive:
-                    prices[name].append(priced_speedup(trace, prepared[name].sizing))
+                prices[name].append(priced_speedup(trace, prepared[name].sizing))
                 seconds[name].append(trace.wall_time)
                 after[name].append(after_prefill(trace))
                 per_iteration[name].append(len(trace.generated_ids) / len(trace.iterations))

@@ -42,6 +42,9 @@ def test_a_run_is_priced_as_it_drafted_over_the_target_alones_step():
         prefill, iteration(1, 3, Choice(2, 2, 4, 2.5, 1.4, 0.5), drafted=4, calls=2)], generated_ids=list(range(4)))
     sizing.acceptance.tree_step = 0.004
     assert priced_speedup(tree, sizing) == pytest.approx(3 * 21 / (1 + 2 * 4 + 1000 * sizing.cost.at(5)))
+    fixed = Trace("p", [0] * 10, "t", "d", DecodeSettings(gamma=2, branches=2, nodes=4), iterations=[
+        prefill, iteration(1, 3, None, drafted=4, calls=2)], generated_ids=list(range(4)))
+    assert priced_speedup(fixed, sizing) == priced_speedup(tree, sizing)   # a fixed tree: its settings' top-k
 
 
 def test_an_arm_sets_a_module_constant_a_field_or_the_drafter():
