@@ -16,8 +16,9 @@ from specviz.sweep import benchmark_points, drafter_comparison, gamma_sweep
 controls.sidebar()  # drawn by each page, so a page opened on its own still has it
 st.title("Speedup curves")
 st.caption("Runs the target alone once, then the sidebar's pair and prompt once per γ (chains). Points are "
-           "measured; curves are Leviathan et al.'s formulas through the measured α̂ and c. The sweep is a study: "
-           "save it, or load one, on the **Traces** page.")
+           "measured; curves are Leviathan et al.'s formulas through the measured α̂ and c (for a drafter that drafts "
+           "its block in one pass, the blockwise heads or the Spec-Drafter, one drafter step whatever γ, flat past its "
+           "block). The sweep is a study: save it, or load one, on the **Traces** page.")
 gammas = st.multiselect("γ values to sweep", list(range(1, controls.MAX_GAMMA + 1)),
                         default=controls.kept("sweep_gammas", [1, 2, 4, 8]), key="sweep_gammas")
 left, right = st.columns(2)
