@@ -7,10 +7,12 @@ prompt. Prints one JSON line per prompt (speedups and tokens per iteration) and,
 the worst prompt and how many fell below 0.98×, end to end and after the prompt's prefill (the first
 iteration, which every arm runs alike: over a 1 400-token prompt it is 60% of a 48-token run, and its time
 alone moved by ±5% from run to run, more than most policy changes move the rest); then, against the default as
-it is, the mean per-prompt log-ratio with its standard error. At T > 0 the arms sample their own texts once
-their drafts differ and a prompt's speedup moves by ±20% with the text: over 18 prompts that standard error
-was 1.4–2.3% (`packed-from-two.md`). Every run writes all `--tokens` tokens (`default_pair`: no early end).
-Tune on training-split prompts only (`corpus:N` below), never on a public benchmark's. Usage, from the repository root:
+it is, the mean per-prompt log-ratio with its standard error; last, per prompt category, the default's geometric
+mean beside the best other arm's there (against fixed shapes: the best fixed shape of each kind). At T > 0 the
+arms sample their own texts once their drafts differ and a prompt's speedup moves by ±20% with the text: over 18
+prompts that standard error was 1.4–2.3% (`packed-from-two.md`). Every run writes all `--tokens` tokens
+(`default_pair`: no early end). Tune on training-split prompts only (`corpus:N` below), never on a public
+benchmark's. Usage, from the repository root:
 
     PYTHONPATH=. python benchmarks/constant_ab.py PROMPTS TEMPERATURE specviz.adaptive.MARGIN=0.08 \\
         specviz.drafters.eagle.WINDOW=256 [--tokens 48] [--repeats 2] [--priced]
@@ -187,7 +189,8 @@ def main() -> None:
                 seconds[name].append(trace.wall_time)
                 after[name].append(after_prefill(trace))
                 per_iteration[name].append(len(trace.generated_ids) / len(trace.iterations))
-        row = {"id": prompt.id, **{f"priced {arm}": round(statistics.median(v), 4) for arm, v in prices.items()}}
+        row = {"id": prompt.id, "category": prompt.category,
+               **{f"priced {arm}": round(statistics.median(v), 4) for arm, v in prices.items()}}
         if not args.priced:
             alone, decode = statistics.median(seconds["alone"]), statistics.median(after["alone"])
             row |= {**{arm: round(alone / statistics.median(seconds[arm]), 4) for arm in arms},
@@ -211,6 +214,20 @@ def main() -> None:
             error = statistics.stdev(logs) / len(logs) ** 0.5
             print(f"  against as is: {100 * statistics.mean(logs):+.2f}% ± {100 * error:.2f}% (per-prompt log-ratio "
                   f"mean ± standard error), faster on {sum(x > 0 for x in logs)} of {len(logs)}")
+    by_category(rows, prefix + "as is", [prefix + arm for arm in arms if arm != "as is"])
+
+
+def by_category(rows: list[dict], default: str, others: list[str]) -> None:
+    """Each category's geometric mean of `default`, and of the best of `others` there with the ratio between
+    them: the default against the best of the fixed shapes, say, kind by kind."""
+    for category in dict.fromkeys(row["category"] for row in rows):
+        mine = [row for row in rows if row["category"] == category]
+        means = {column: geomean([row[column] for row in mine]) for column in [default, *others]}
+        line = f"{category} ({len(mine)}): {default} {means[default]:.3f}×"
+        if others:
+            best = max(others, key=means.get)
+            line += f"; best other {best} {means[best]:.3f}× (ratio {means[default] / means[best]:.3f})"
+        print(line)
 
 
 if __name__ == "__main__":
