@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import json
 import pickle
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -121,6 +122,11 @@ def test_the_drafters_chart_shows_acceptance_by_position_and_alpha_against_c():
     assert [(t.x[0], t.y[0]) for t in bars] == [(r.varied["drafter"], r.speedup) for r in drafters.rows()[1:]]
     assert [t.text[0] for t in bars] == ["eagle", "ngram"] and all(t.textposition == "inside" for t in bars)
     assert fig.layout.xaxis3.showticklabels is False   # the names are in the bars, whatever the panel's width
+    assert "block" not in points[0].hovertemplate
+    medusa = Study("drafters", study.baseline, [Variant({"drafter": "medusa"}, replace(study.variants[0].trace,
+                                                                                        block=4))])
+    point = next(t for t in charts.drafters_chart(medusa).data if t.type == "scatter" and t.mode == "markers+text")
+    assert "(one step drafts a block of 4)" in point.hovertemplate   # its c is one pass for the whole block
     assert all(t.error_y.array is None for t in bars)   # timed once: no bar to draw
     twins = Study("drafters", study.baseline, [Variant({"drafter": k}, study.variants[0].trace) for k in
                                                ("eagle", "lookup+eagle")] + drafters.variants[1:])

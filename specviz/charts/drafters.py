@@ -5,8 +5,9 @@ Left: P(position i accepted | positions < i accepted) for every drafter at one �
 iterations tested position i; a position few reach is a noisy estimate). A drafter that
 drafts autoregressively conditions each guess on the ones before it; a drafter whose guesses do not
 see each other (SpecDec's Principle I, Xia et al.) loses accuracy with distance. Right: each
-drafter's α̂ against its cost coefficient c: the model-free drafters (prompt lookup, counts) sit at
-c ≈ 0 and pay only when they guess well (Leviathan et al., section 3: S grows with α and falls with c).
+drafter's α̂ against its cost coefficient c (a parallel drafter's c is one step for its whole block): the
+model-free drafters (prompt lookup, counts) sit at c ≈ 0 and pay only when they guess well (Leviathan et al.,
+section 3: S grows with α and falls with c).
 Last: what that trade came to, each drafter's measured walltime speedup over the target alone, the median
 of its rounds with their min–max as a bar when the study was timed in rounds.
 """
@@ -34,6 +35,11 @@ COLORS = [P_COLOR, ACCEPT_COLOR, Q_COLOR, RESIDUAL_COLOR, REJECT_COLOR, "#56B4E9
 DASHES = ["solid", "dash", "dot", "dashdot", "longdash", "longdashdot"]
 
 
+def block_note(block: int) -> str:
+    """What a parallel drafter's c prices: one step for its whole block (`Trace.block`)."""
+    return f" (one step drafts a block of {block})" if block else ""
+
+
 def drafters_chart(study: Study) -> go.Figure:
     fig = make_subplots(rows=1, cols=3, column_widths=[0.38, 0.34, 0.28],
                         subplot_titles=("acceptance at each draft position", "α̂ against c",
@@ -56,7 +62,8 @@ def drafters_chart(study: Study) -> go.Figure:
                             textposition="top right" if i % 2 else "bottom right",
                             textfont={"color": color if labels[i] == name else "#444444"},
                             marker=style, name=name, legendgroup=name, showlegend=False,
-                            hovertemplate=f"{name}<br>c = %{{x:.3f}}, α̂ = %{{y:.2f}}<extra></extra>", row=1, col=2)
+                            hovertemplate=f"{name}<br>c = %{{x:.3f}}{block_note(variant.trace.block)}, "
+                            "α̂ = %{y:.2f}<extra></extra>", row=1, col=2)
         if row.speedup is not None:
             bars = range_bars([row.speedup], [row.speedup_low], [row.speedup_high], "#444444", 2, 6) \
                 if row.speedup_low is not None else None

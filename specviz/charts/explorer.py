@@ -2,9 +2,9 @@
 
 α, c, a marked γ and a parallel drafter's block B are params bound to sliders, and E(γ), S(γ) and
 α(1 − α^γ)/(1 − α) are Vega expressions (`specviz.charts.formulas`), so moving a slider redraws the
-chart with no page script run. Top: E(γ) with the accepted drafts alone for contrast, and S(γ) with the optimal γ starred.
-Bottom: S over the (α, γ) plane at the chosen c, with the optimal-γ ridge. A trace's measured α̂
-and c are marked on both.
+chart with no page script run. Top: E(γ) with the accepted drafts alone for contrast, and S(γ) with
+the optimal γ starred. Bottom: S over the (α, γ) plane at the chosen c, with the optimal-γ ridge. A
+trace's measured α̂ and c are marked on both.
 """
 
 from __future__ import annotations
