@@ -51,6 +51,7 @@ import json
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
+from specviz import theory
 from specviz.device import pick_device, pick_dtype
 from specviz.models import EMBEDDED_NAME
 from specviz.settings import DecodeSettings
@@ -165,8 +166,8 @@ def expected_tokens(acc: Acceptance, gamma: int, branches: int, nodes: int) -> f
 def timed(acc: Acceptance, verify: float, gamma: int, branches: int, nodes: int, e: float) -> TreeSize:
     """The size with E tokens per iteration and its predicted rate: E over the iteration's seconds, `verify`
     those of the target's pass over the nodes and the bonus position; a drafter step per depth, or one for the
-    whole draft where the drafter drafts its block in one pass."""
-    seconds = acc.overhead + (1 if acc.block else gamma) * drafter_seconds(acc, branches) + verify
+    whole draft where the drafter drafts its block in one pass (`theory.drafter_steps`: none for no draft)."""
+    seconds = acc.overhead + theory.drafter_steps(gamma, acc.block) * drafter_seconds(acc, branches) + verify
     return TreeSize(gamma, branches, nodes, e, e / seconds)
 
 

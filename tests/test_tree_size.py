@@ -369,3 +369,4 @@ def test_a_parallel_drafters_block_is_one_step_and_bounds_the_depths():
     assert tree_size.search(block, c, 8, 4, 64).gamma <= 4
     deep = tree_size.predict(LOOKUP_EAGLE, c, 4, 1, 4)
     assert tree_size.predict(block, c, 4, 1, 4).tokens_per_s > deep.tokens_per_s   # three steps fewer
+    assert tree_size.predict(block, c, 0, 1, 0).tokens_per_s == pytest.approx(1 / (0.002 + c.at(1)))   # no draft
