@@ -19,13 +19,15 @@ from __future__ import annotations
 from specviz.errors import SpecvizError
 
 
-def _check(alpha: float, gamma: int, c: float = 0.0) -> None:
+def _check(alpha: float, gamma: int, c: float = 0.0, block: int = 0) -> None:
     if not 0.0 <= alpha <= 1.0:
         raise SpecvizError(f"alpha must be in [0, 1], got {alpha}")
     if gamma < 0:
         raise SpecvizError(f"gamma must be >= 0, got {gamma}")
     if c < 0:
         raise SpecvizError(f"c must be >= 0, got {c}")
+    if block < 0:
+        raise SpecvizError(f"block must be >= 0, got {block}")
 
 
 def expected_tokens(alpha: float, gamma: int) -> float:
@@ -54,9 +56,7 @@ def drafter_steps(gamma: int, block: int = 0) -> int:
 def walltime_improvement(alpha: float, gamma: int, c: float, block: int = 0) -> float:
     """S = E / (γc + 1): one iteration costs γ drafter steps and one target step; a parallel drafter of
     block B (> 0) drafts min(γ, B) tokens in one step, S = E(min(γ, B)) / (c + 1)."""
-    _check(alpha, gamma, c)
-    if block < 0:
-        raise SpecvizError(f"block must be >= 0, got {block}")
+    _check(alpha, gamma, c, block)
     return expected_tokens(alpha, drafted(gamma, block)) / (drafter_steps(gamma, block) * c + 1.0)
 
 
@@ -67,5 +67,5 @@ def optimal_gamma(alpha: float, c: float, max_gamma: int = 64, block: int = 0) -
     α = 1 with c = 0 gives max_gamma (every draft is accepted and free);
     a parallel drafter (block B > 0) gives min(B, max_gamma) for any α > 0.
     """
-    _check(alpha, max_gamma, c)
+    _check(alpha, max_gamma, c, block)
     return max(range(1, max_gamma + 1), key=lambda g: (walltime_improvement(alpha, g, c, block), -g))
