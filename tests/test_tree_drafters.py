@@ -3,6 +3,8 @@ budget holds, and top-k 1 is exactly the chain the drafters proposed before tree
 
 from __future__ import annotations
 
+import random
+
 import pytest
 import torch
 
@@ -10,6 +12,7 @@ from specviz import DecodeSettings, generate, load_model
 from specviz.drafters import DraftModelDrafter, NgramDrafter, build_drafter, layers
 from specviz.drafters.base import Draft
 from specviz.drafters.mixed import merge
+from specviz.drafters.ngram import matches
 from specviz.errors import SpecvizError
 from specviz.kv_cache import CachedLM
 from specviz.models import layer_states
@@ -156,6 +159,34 @@ def test_prompt_lookup_tells_how_long_a_match_it_found(embedded):
     assert drafter.propose([9, 5, 1, 2], 2, warper, generator).tokens.tolist() == [6, 7]
     assert drafter.propose([9, 5, 1, 2, 6], 2, warper, generator).tokens.tolist() == [7, 8]
     assert drafter.copy([9, 5, 1, 2], 2) == [6, 7] and drafter.copy([9], 2) == []
+
+
+def test_prompt_lookup_copies_after_the_longest_match_not_the_first_short_one(embedded):
+    """A 3-token suffix seen early and seen again inside a 5-token match: the copy follows the 5-token one,
+    and the situation says 5 (a longer match's copy is kept more often)."""
+    longest, three = (NgramDrafter(embedded.vocab_size, embedded.device, max_ngram=n) for n in (None, 3))
+    for drafter in (longest, three):
+        drafter.begin([1, 2, 3, 40, 41, 8, 9, 1, 2, 3, 50, 51])
+    assert longest.situation([7, 8, 9, 1, 2, 3]) == "match 5" and "match 5" in longest.chain_situations
+    assert longest.copy([7, 8, 9, 1, 2, 3], 2) == [50, 51]
+    assert three.situation([7, 8, 9, 1, 2, 3]) == "match 3" and three.copy([7, 8, 9, 1, 2, 3], 2) == [40, 41]
+
+
+def test_the_match_search_finds_what_a_scan_of_every_suffix_finds():
+    """`matches` against its definition, scanned the slow way: the longest suffix of max_ngram .. min_ngram
+    tokens that occurs earlier, and every earlier start of it, leftmost first."""
+    def scanned(seq, max_ngram, min_ngram):
+        for n in range(min(max_ngram, len(seq) - 1), min_ngram - 1, -1):
+            starts = [s for s in range(len(seq) - n) if seq[s:s + n] == seq[-n:]]
+            if starts:
+                return n, starts
+        return 0, []
+
+    rng = random.Random(0)
+    for _ in range(3000):
+        seq = [rng.randint(0, rng.randint(1, 4)) for _ in range(rng.randint(0, 30))]
+        max_ngram, min_ngram = rng.randint(1, 10), rng.randint(1, 3)
+        assert matches(seq, max_ngram, min_ngram) == scanned(seq, max_ngram, min_ngram), (seq, max_ngram, min_ngram)
 
 
 def test_a_chain_of_the_mixed_drafter_copies_only_after_a_match_of_two_tokens_or_more(drafters, monkeypatch):
