@@ -71,14 +71,15 @@ TIE = 0.02         # predicted rates this close to the fastest are a tie, broken
 
 def acceptance_key(drafter: str, weights: str = "") -> str:
     """What the acceptance of the drafter named `drafter`, loaded from the weights of digest `weights`
-    (`Drafter.weights`), is kept as (`Setup.path`), beside the cost curve (v8: a parallel drafter's block,
+    (`Drafter.weights`), is kept as (`Setup.path`), beside the cost curve (v9: prompt lookup's matches up to 8
+    tokens, the chain situations' first rows made non-decreasing in their order; v8: a parallel drafter's block,
     `Acceptance.block`; v7: a tree's drafter step timed on
     its own, `Acceptance.tree_step`; v6: the tiny LM and the
     Spec-Drafter draft in bfloat16 too, `layers.draft_dtype`, so their steps cost less; v5: each chain
     situation's copy measured on its own, `Acceptance.situations`; v4: the EAGLE head drafts in bfloat16 on a
     CPU that computes it in hardware, so its step costs less; v3: a chain of prompt lookup + EAGLE copies only
     after a match of two tokens or more; v2: rows shrunk toward the row above, and the per-iteration overhead)."""
-    return f"acceptance-v8-{drafter}" + (f"-{weights}" if weights else "")
+    return f"acceptance-v9-{drafter}" + (f"-{weights}" if weights else "")
 
 
 @dataclass
@@ -135,10 +136,10 @@ def drafter_step(traces: list[Trace]) -> float:
     return sum(it.draft_time for it in its) / calls if calls else 0.0
 
 
-def shrunk(counts: list[list[int]], samples: list[int]) -> list[list[float]]:
-    """Rows of hits over tries by depth: the first depth's its own, each deeper one
-    (hits + PRIOR_NODES · row above) / (tries + PRIOR_NODES)."""
-    rows = [[c / samples[0] if samples[0] else 0.0 for c in counts[0]]]
+def shrunk(counts: list[list[int]], samples: list[int], first: list[float] | None = None) -> list[list[float]]:
+    """Rows of hits over tries by depth: the first depth's its own (or `first`, where it was estimated with
+    more than these counts), each deeper one (hits + PRIOR_NODES · row above) / (tries + PRIOR_NODES)."""
+    rows = [first or [c / samples[0] if samples[0] else 0.0 for c in counts[0]]]
     for d in range(1, len(counts)):
         rows.append([(c + PRIOR_NODES * above) / (samples[d] + PRIOR_NODES) for c, above in zip(counts[d], rows[-1])])
     return rows

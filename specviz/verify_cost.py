@@ -102,19 +102,20 @@ class VerifyCost:
         return seconds[-1] * m / sizes[-1]
 
 
-def monotone(seconds: list[float]) -> list[float]:
-    """The non-decreasing curve closest to the measured medians (least squares: pool adjacent violators).
+def monotone(values: list[float], weights: list[float] | None = None) -> list[float]:
+    """The non-decreasing curve closest to the measured values, each of weight 1 or its `weights` entry
+    (weighted least squares: pool adjacent violators).
 
     A pass over more tokens does at least the work of a pass over fewer, so a wider pass measured cheaper
     is noise (a busy machine, a cold cache). Left in, a dip at 4 tokens below the one-token pass would make
     every 3-token draft look free, and a sizer or adaptive policy would draft on text it never guesses."""
-    blocks: list[list[float]] = []   # [mean, count] of each pooled run
-    for t in seconds:
-        blocks.append([t, 1])
+    blocks: list[tuple[float, float, int]] = []   # (mean, weight, values) of each pooled run
+    for value, weight in zip(values, weights or [1.0] * len(values)):
+        blocks.append((value, weight, 1))
         while len(blocks) > 1 and blocks[-2][0] > blocks[-1][0]:
-            (a, n), (b, m) = blocks.pop(-2), blocks.pop()
-            blocks.append([(a * n + b * m) / (n + m), n + m])
-    return [mean for mean, count in blocks for _ in range(int(count))]
+            (a, n, i), (b, m, j) = blocks.pop(-2), blocks.pop()
+            blocks.append(((a * n + b * m) / (n + m), n + m, i + j))
+    return [mean for mean, _, count in blocks for _ in range(count)]
 
 
 def measure(target: LoadedModel, sizes: tuple[int, ...] = SIZES, rounds: int = 9,

@@ -56,7 +56,7 @@ def test_only_chains_where_the_drafter_has_one_continuation_far_likelier_than_th
     copying, guessing = adaptive.choose(state, 64, "match 3"), adaptive.choose(state, 64, "match 1")
     assert (copying.branches, copying.nodes) == (1, copying.gamma) and copying.gamma > 1
     assert guessing.branches > 1
-    assert NgramDrafter(16, torch.device("cpu")).chain_situations == {f"match {n}" for n in range(2, 9)}
+    assert NgramDrafter(16, torch.device("cpu")).chain_situations == tuple(f"match {n}" for n in range(2, 9))
 
 
 def test_a_copy_chain_pays_no_drafter_steps():

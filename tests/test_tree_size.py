@@ -328,16 +328,24 @@ def test_a_trees_drafter_steps_are_priced_at_a_trees_step():
 
 
 def test_each_copying_situation_is_measured_at_every_position_of_the_answers():
-    """The copy after prompt + answer[:i], for every i, against the answer's next tokens."""
+    """The copy after prompt + answer[:i], for every i, against the answer's next tokens; the first depth's
+    rates made non-decreasing with the match's length."""
     drafter = NgramDrafter(16, torch.device("cpu"))
     trace = Trace("", [1, 2, 3, 4, 5, 6, 7], "t", "ngram", DecodeSettings(), generated_ids=[9, 2, 3, 4, 5, 6, 8])
     tables = sizing.copy_acceptance(drafter, [trace])
-    # after "9 2 3" (a 2-token match) the copy "4 5 6 7" is right three times; after "2 3 4", "3 4 5" and
-    # "4 5 6" (3-token matches) the copies "5 6 7", "6 7" and "7" get two, one and none right
-    assert set(tables) == {"match 2", "match 3"}
-    assert [row[0] for row in tables["match 2"][:3]] == [1.0, 1.0, 1.0] and tables["match 2"][3][0] < 1.0
-    assert tables["match 3"][0][0] == pytest.approx(2 / 3) and all(row[1:] == [0.0] * 3 for row in tables["match 3"])
+    # after "9 2 3" (a 2-token match) the copy "4 5 6 7" is right three times; after "2 3 4", "2 3 4 5" and
+    # "2 3 4 5 6" (3-, 4- and 5-token matches) the copies "5 6 7", "6 7" and "7" get two, one and none right
+    assert set(tables) == {"match 2", "match 3", "match 4", "match 5"}
+    # first tokens right 1, 1, 1, 0 along the lengths: the 5-token match's miss pools them all at 3 of 4
+    assert [tables[s][0][0] for s in ("match 2", "match 3", "match 4", "match 5")] == pytest.approx([0.75] * 4)
+    assert tables["match 2"][1][0] == pytest.approx((1 + tree_size.PRIOR_NODES * 0.75) / (1 + tree_size.PRIOR_NODES))
+    assert all(row[1:] == [0.0] * 3 for table in tables.values() for row in table)
     assert sizing.copy_acceptance(DraftModelDrafter.__new__(DraftModelDrafter), [trace]) == {}   # copies nothing
+
+
+def test_a_curve_made_non_decreasing_pools_violators_by_their_weight():
+    assert verify_cost.monotone([0.2, 0.9, 0.3], [10, 1, 3]) == pytest.approx([0.2, 0.45, 0.45])
+    assert verify_cost.monotone([0.9, 0.3], [1, 1]) == verify_cost.monotone([0.9, 0.3]) == pytest.approx([0.6, 0.6])
 
 
 def test_an_encoder_decoder_pair_is_told_to_draft_a_chain_before_anything_is_measured(tiny_t5_dirs, monkeypatch):

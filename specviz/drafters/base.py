@@ -71,10 +71,11 @@ class Drafter:
         per situation. One situation, "", unless a drafter tells them apart."""
         return ""
 
-    chain_situations: frozenset[str] = frozenset()
+    chain_situations: tuple[str, ...] = ()
     """Situations in which the drafter has one continuation far likelier than any other (a copy backed by a
     long match): the adaptive policy drafts only chains there, and prices them with no drafter step, since its
-    chain of γ nodes there is the copy, which runs no model."""
+    chain of γ nodes there is the copy, which runs no model. In order: a later one's copy is kept at least as
+    often as an earlier one's (prompt lookup: a longer match)."""
 
     def copy(self, generated: list[int], gamma: int) -> list[int]:
         """The chain of at most γ tokens the drafter copies after prompt + generated in a `chain_situations`
