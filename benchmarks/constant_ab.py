@@ -7,8 +7,9 @@ prompt. Prints one JSON line per prompt (speedups and tokens per iteration) and,
 the worst prompt and how many fell below 0.98×, end to end and after the prompt's prefill (the first
 iteration, which every arm runs alike: over a 1 400-token prompt it is 60% of a 48-token run, and its time
 alone moved by ±5% from run to run, more than most policy changes move the rest); then, against the default as
-it is, the mean per-prompt log-ratio with its standard error; last, per prompt category, the default's geometric
-mean beside the best other arm's there (against fixed shapes: the best fixed shape of each kind). At T > 0 the
+it is, the mean per-prompt log-ratio with its standard error; last, a markdown table of each arm's geometric mean
+per prompt category, the best other arm's in bold, and the default over it (against fixed shapes: the best fixed
+shape of each kind). At T > 0 the
 arms sample their own texts once their drafts differ and a prompt's speedup moves by ±20% with the text: over 18
 prompts that standard error was 1.4–2.3% (`packed-from-two.md`). Every run writes all `--tokens` tokens
 (`default_pair`: no early end). Tune on training-split prompts only (`corpus:N` below), never on a public
@@ -218,16 +219,19 @@ def main() -> None:
 
 
 def by_category(rows: list[dict], default: str, others: list[str]) -> None:
-    """Each category's geometric mean of `default`, and of the best of `others` there with the ratio between
-    them: the default against the best of the fixed shapes, say, kind by kind."""
-    for category in dict.fromkeys(row["category"] for row in rows):
-        mine = [row for row in rows if row["category"] == category]
+    """A markdown table: each category's geometric mean of `default` and of each of `others` (the best of those in
+    bold), and the default over the best of them there: the default against the fixed shapes, say, kind by kind."""
+    print("| kind | " + " | ".join(c.removeprefix("priced ") for c in [default, *others])
+          + (f" | {default.removeprefix('priced ')} / best other |" if others else " |"))
+    print("|---" * (len(others) + 2 + bool(others)) + "|")
+    categories = [*dict.fromkeys(row["category"] for row in rows), "all"]
+    for category in categories:
+        mine = [row for row in rows if category in ("all", row["category"])]
         means = {column: geomean([row[column] for row in mine]) for column in [default, *others]}
-        line = f"{category} ({len(mine)}): {default} {means[default]:.3f}×"
-        if others:
-            best = max(others, key=means.get)
-            line += f"; best other {best} {means[best]:.3f}× (ratio {means[default] / means[best]:.3f})"
-        print(line)
+        best = max(others, key=means.get) if others else None
+        cells = [f"**{means[c]:.3f}**" if c == best else f"{means[c]:.3f}" for c in [default, *others]]
+        ratio = [f"{means[default] / means[best]:.3f}"] if best else []
+        print(f"| {category} ({len(mine)}) | " + " | ".join(cells + ratio) + " |")
 
 
 if __name__ == "__main__":

@@ -14,7 +14,7 @@ from specviz.settings import DecodeSettings
 from specviz.trace import Choice, Iteration, Trace
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
-from constant_ab import priced_speedup, variant  # noqa: E402
+from constant_ab import by_category, priced_speedup, variant  # noqa: E402
 
 
 def iteration(index: int, emitted: int, choice: Choice | None, drafted: int = 0, calls: int = 0) -> Iteration:
@@ -52,3 +52,15 @@ def test_an_arm_sets_a_module_constant_a_field_or_the_drafter():
     assert variant("settings.branches=1") == ("settings", "branches", 1)
     assert variant("acceptance.tree_step=0.0034") == ("acceptance", "tree_step", 0.0034)
     assert variant("drafter=ngram") == ("drafter", "", "ngram")
+
+
+def test_the_kinds_table_bolds_the_best_other_arm_and_divides_the_default_by_it(capsys):
+    rows = [{"category": "chat", "priced as is": 1.0, "priced a": 2.0, "priced b": 0.5},
+            {"category": "chat", "priced as is": 4.0, "priced a": 2.0, "priced b": 8.0},
+            {"category": "code", "priced as is": 1.5, "priced a": 1.0, "priced b": 1.2}]
+    by_category(rows, "priced as is", ["priced a", "priced b"])
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[:2] == ["| kind | as is | a | b | as is / best other |", "|---|---|---|---|---|"]
+    assert lines[2] == "| chat (2) | 2.000 | **2.000** | 2.000 | 1.000 |"   # geometric means; a tie goes to the first
+    assert lines[3] == "| code (1) | 1.500 | 1.000 | **1.200** | 1.250 |"
+    assert lines[4].startswith("| all (3) | ")
