@@ -3,18 +3,20 @@
 from __future__ import annotations
 
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from test_adaptive import flat
+from test_adaptive import flat, pair_sizing
 from test_tree_size import cost
 
 from specviz import adaptive, tree_size
 from specviz.settings import DecodeSettings
+from specviz.sizing import Prepared
 from specviz.trace import Choice, Iteration, Trace
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
-from constant_ab import by_category, priced_speedup, variant  # noqa: E402
+from constant_ab import by_category, one_cost_model, priced_speedup, variant  # noqa: E402
 
 
 def iteration(index: int, emitted: int, choice: Choice | None, drafted: int = 0, calls: int = 0) -> Iteration:
@@ -64,3 +66,15 @@ def test_the_kinds_table_bolds_the_best_other_arm_and_divides_the_default_by_it(
     assert lines[2] == "| chat (2) | 2.000 | **2.000** | 2.000 | 1.000 |"   # geometric means; a tie goes to the first
     assert lines[3] == "| code (1) | 1.500 | 1.000 | **1.200** | 1.250 |"
     assert lines[4].startswith("| all (3) | ")
+
+
+def test_arms_of_the_default_drafter_share_its_measured_costs_and_keep_their_tables():
+    """A second calibration of the same drafter timed its step anew; an arm of another drafter keeps its own."""
+    mine = replace(flat(0.6, draft_step=0.004), tree_step=0.006, overhead=0.0014, others=0.01)
+    retimed = replace(flat(0.5, draft_step=0.005), tree_step=0.007, overhead=0.0018, others=0.02)
+    prepared = {name: Prepared(DecodeSettings(), pair_sizing(acc))
+                for name, acc in (("as is", mine), ("tables", retimed), ("drafter=ngram", retimed))}
+    shared = one_cost_model(prepared, ["as is", "tables"])
+    tables, other = shared["tables"].sizing.acceptance, shared["drafter=ngram"].sizing.acceptance
+    assert (tables.draft_step, tables.tree_step, tables.overhead, tables.others) == (0.004, 0.006, 0.0014, 0.01)
+    assert tables.rank == retimed.rank and other == retimed and shared["as is"] == prepared["as is"]
