@@ -1,11 +1,11 @@
 """How often prompt lookup's copy is the target's next text, by the length of the match behind it: no model run.
 
 Reads the target's greedy answers in the training corpus (never the held-out prompts), `--per-kind` of each
-kind, and at every position of an answer's first `--answer-tokens` tokens looks for the longest suffix of
-prompt + answer so far that occurs earlier (up to `--max-ngram` tokens, as `specviz.drafters.ngram.matches`
-does) and copies the 8 tokens that followed its leftmost occurrence. Prints, by match length, the copy's
-acceptance at each depth given the depths before it were right (a chain's), and, where a match of 3 tokens or
-more exists, the copied tokens kept when following the longest match against the leftmost 3-token one.
+kind, and at every position of an answer's first `--answer-tokens` tokens drafts prompt lookup's copy of 8
+tokens (`sizing.copy_counts`, as the sizing measures each chain situation) with matches up to `--max-ngram`
+tokens, and again with matches up to 3. Prints, by match length, the copy's acceptance at each depth given the
+depths before it were right (a chain's), and, per kind, the copied tokens kept where a match of 3 tokens or
+more exists: after the longest match, and after the leftmost 3-token one.
 
     PYTHONPATH=. python benchmarks/match_length.py [--per-kind 40] [--max-ngram 8] [--json out.json]
 """
@@ -15,20 +15,19 @@ from __future__ import annotations
 import argparse
 import json
 import random
-from collections import Counter, defaultdict
+from collections import Counter
+
+import torch
 
 from specviz.corpus.store import load_records
-from specviz.drafters.ngram import matches
+from specviz.drafters.ngram import NgramDrafter
+from specviz.sizing import copy_counts
 
-COPY = 8   # tokens a copy drafts
 
-
-def kept(seq: list[int], at: int, n: int, start: int, end: int) -> tuple[int, int]:
-    """The copy after the occurrence at `start` of the n-token suffix: how many of its tokens match seq[at:end]
-    in a row, and how many it could be checked on."""
-    copy = seq[start + n:start + n + COPY][:end - at]
-    right = next((d for d, token in enumerate(copy) if token != seq[at + d]), len(copy))
-    return right, len(copy)
+def kept(hits: dict[str, list[int]], tries: dict[str, list[int]], lengths: range) -> tuple[int, int]:
+    """Positions with a match of one of `lengths`, and the copied tokens kept there (a hit keeps its token)."""
+    situations = [f"match {n}" for n in lengths]
+    return sum(tries[s][0] for s in situations), sum(sum(hits[s]) for s in situations)
 
 
 def main() -> None:
@@ -41,45 +40,42 @@ def main() -> None:
     args = parser.parse_args()
     records = [r for r in load_records() if r.temperature == 0]
     random.Random(args.seed).shuffle(records)
-    taken: Counter = Counter()
-    tries, hits = defaultdict(lambda: [0] * COPY), defaultdict(lambda: [0] * COPY)
-    longest, leftmost3, positions = Counter(), Counter(), Counter()
-    for record in records:
-        if taken[record.kind] >= args.per_kind:
-            continue
-        taken[record.kind] += 1
-        seq = [int(t) for t in record.tokens]
-        end = min(len(seq), record.n_prompt + args.answer_tokens)
-        for at in range(record.n_prompt + 1, end - 1):
-            n, starts = matches(seq[:at], args.max_ngram, 2)
-            if not n:
-                continue
-            right, checked = kept(seq, at, n, starts[0], end)
-            for d in range(min(right + 1, checked)):
-                tries[n][d] += 1
-                hits[n][d] += d < right
-            if n >= 3:
-                n3, starts3 = matches(seq[:at], 3, 3)
-                longest[record.kind] += right
-                leftmost3[record.kind] += kept(seq, at, n3, starts3[0], end)[0]
-                positions[record.kind] += 1
-    rates = {n: [h / t if t else None for h, t in zip(hits[n], tries[n])] for n in sorted(tries)}
-    print(f"records: {dict(taken)}")
+    answers: dict[str, list[tuple[list[int], list[int]]]] = {}
+    for r in records:
+        if len(mine := answers.setdefault(r.kind, [])) < args.per_kind:
+            ids = r.tokens.tolist()
+            mine.append((ids[:r.n_prompt], ids[r.n_prompt:r.n_prompt + args.answer_tokens]))
+    longest, three = (NgramDrafter(0, torch.device("cpu"), max_ngram=n) for n in (args.max_ngram, 3))
+    tries, hits, rows = Counter(), Counter(), {}
+    for kind in sorted(answers):
+        kind_hits, kind_tries = copy_counts(longest, answers[kind])
+        for s in longest.chain_situations:
+            for d, (h, t) in enumerate(zip(kind_hits[s], kind_tries[s])):
+                hits[s, d] += h
+                tries[s, d] += t
+        positions, by_longest = kept(kind_hits, kind_tries, range(3, args.max_ngram + 1))
+        by_three = kept(*copy_counts(three, answers[kind]), range(3, 4))[1]
+        rows[kind] = {"positions": positions, "leftmost 3": by_three / positions, "longest": by_longest / positions}
+    kinds = list(rows.values())
+    total = sum(r["positions"] for r in kinds)
+    rows["all"] = {"positions": total, **{key: sum(r[key] * r["positions"] for r in kinds) / total
+                                          for key in ("leftmost 3", "longest")}}
+    depths = max(d for _, d in tries) + 1
+    rates = {s.split()[1]: [hits[s, d] / tries[s, d] if tries[s, d] else None for d in range(depths)]
+             for s in longest.chain_situations}
+    print(f"records: { {kind: len(a) for kind, a in answers.items()} }")
     print("match  positions  acceptance at copy depth 1..8 (given the depths before right)")
     for n, row in rates.items():
-        print(f"{n:>5}  {tries[n][0]:>9}  " + " ".join(f"{r:.2f}" if r is not None else "  - " for r in row))
+        print(f"{n:>5}  {tries[f'match {n}', 0]:>9}  " + " ".join(f"{r:.2f}" if r is not None else "  - " for r in row))
     print("kind: positions with a 3-token match or longer, copied tokens kept (of 8): leftmost 3-token, longest")
-    positions["all"], leftmost3["all"], longest["all"] = (sum(c.values()) for c in (positions, leftmost3, longest))
-    kept_by_kind = {kind: {"positions": positions[kind], "leftmost 3": round(leftmost3[kind] / positions[kind], 3),
-                           "longest": round(longest[kind] / positions[kind], 3)} for kind in sorted(positions)}
-    for kind, row in kept_by_kind.items():
+    for kind, row in rows.items():
         print(f"{kind}: {row['positions']}, {row['leftmost 3']:.2f}, {row['longest']:.2f}")
     if args.json:
         with open(args.json, "w") as out:
-            json.dump({"settings": vars(args), "records": dict(taken),
-                       "acceptance": {str(n): row for n, row in rates.items()},
-                       "positions": {str(n): tries[n][0] for n in tries},
-                       "kept": kept_by_kind}, out, indent=1)
+            json.dump({"settings": vars(args), "records": {kind: len(a) for kind, a in answers.items()},
+                       "acceptance": rates, "positions": {n: tries[f"match {n}", 0] for n in rates},
+                       "kept": {kind: {k: round(v, 3) for k, v in row.items()} for kind, row in rows.items()}},
+                      out, indent=1)
 
 
 if __name__ == "__main__":

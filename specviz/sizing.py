@@ -72,28 +72,37 @@ def copy_acceptance(drafter: Drafter, traces: list[Trace]) -> dict[str, list[lis
     from, so it drafted them short or not at all. The calibration's four short answers meet a match of 4 to 7
     tokens once to four times each, so one copy's luck would decide its table: the first depth's rates are
     made non-decreasing along `chain_situations`' order (weighted by tries, pooling adjacent violators), since a
-    longer match's copy is kept at least as often (`ngram`'s docstring: 52% after 2 tokens, 94% after 8), and
+    longer match's copy is kept at least as often (`ngram`'s docstring: 51% after 2 tokens, 94% after 8), and
     each deeper row is shrunk toward the one above (`tree_size.shrunk`)."""
     if not drafter.chain_situations:
         return {}
-    depths, ranks = max(tree_size.DEPTHS), max(tree_size.BRANCHES)
-    counts = {s: [[0] * ranks for _ in range(depths)] for s in drafter.chain_situations}
-    samples = {s: [0] * depths for s in drafter.chain_situations}
-    for trace in traces:
-        answer = trace.generated_ids
-        drafter.begin(trace.prompt_ids)
+    ranks = max(tree_size.BRANCHES)
+    hits, tries = copy_counts(drafter, [(trace.prompt_ids, trace.generated_ids) for trace in traces])
+    seen = [s for s in drafter.chain_situations if tries[s][0]]
+    first = verify_cost.monotone([hits[s][0] / tries[s][0] for s in seen], [tries[s][0] for s in seen])
+    return {s: tree_size.shrunk([[h] + [0] * (ranks - 1) for h in hits[s]], tries[s], [held] + [0.0] * (ranks - 1))
+            for s, held in zip(seen, first)}
+
+
+def copy_counts(drafter: Drafter, answers: list[tuple[list[int], list[int]]],
+                depths: int = max(tree_size.DEPTHS)) -> tuple[dict[str, list[int]], dict[str, list[int]]]:
+    """Hits and tries of the drafter's copy at each depth, per chain situation, at every position of each
+    (prompt ids, answer ids): a depth is tried where the depths before it were right, and hit where its token
+    is the answer's."""
+    hits = {s: [0] * depths for s in drafter.chain_situations}
+    tries = {s: [0] * depths for s in drafter.chain_situations}
+    for prompt, answer in answers:
+        drafter.begin(prompt)
         for i in range(1, len(answer)):
             situation = drafter.situation(answer[:i])
-            if situation not in counts:
+            if situation not in hits:
                 continue
             for d, token in enumerate(drafter.copy(answer[:i], min(depths, len(answer) - i))):
-                samples[situation][d] += 1
+                tries[situation][d] += 1
                 if token != answer[i + d]:
                     break
-                counts[situation][d][0] += 1
-    seen = [s for s in drafter.chain_situations if samples[s][0]]
-    first = verify_cost.monotone([counts[s][0][0] / samples[s][0] for s in seen], [samples[s][0] for s in seen])
-    return {s: tree_size.shrunk(counts[s], samples[s], [held] + [0.0] * (ranks - 1)) for s, held in zip(seen, first)}
+                hits[situation][d] += 1
+    return hits, tries
 
 
 def size_for(target: LoadedModel, drafter: Drafter) -> Sizing:

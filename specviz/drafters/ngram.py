@@ -11,9 +11,9 @@ otherwise removes x̃ from p before the next sibling or the correction.
 
 The longest match is looked for up to `MAX_NGRAM` = 8 tokens, not transformers' 3. On the target's greedy
 answers in the training corpus (40 a kind, their first 128 tokens), the copy's first token was the target's
-next after a match of exactly 2 tokens 52% of the time, 3: 64%, 5: 78%, 8 or more: 94%; cut at 3, every
+next after a match of exactly 2 tokens 51% of the time, 3: 64%, 5: 78%, 8 or more: 94%; cut at 3, every
 longer match read as "match 3" and a true 3-token match's copy was priced as a long one's. Where a 3-token
-match exists, following the longest match also copies better: 5.3 of 8 copied tokens kept, against 4.7
+match exists, following the longest match also copies better: 5.2 of 8 copied tokens kept, against 4.6
 after the leftmost 3-token match (`benchmarks/match_length.py`).
 """
 
