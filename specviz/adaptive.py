@@ -96,7 +96,7 @@ class Space:
     depth: int
     branches: int
     nodes: int
-    chains: frozenset[str] = frozenset()
+    chains: tuple[str, ...] = ()
 
 
 @dataclass

@@ -64,7 +64,7 @@ class Run:
                                    "specviz.sizing.prepare")
             self.policy = adaptive.start(sizing.acceptance, sizing.cost, adaptive.Space(
                 settings.gamma, settings.branches, settings.nodes or max(tree_size.BUDGETS),
-                frozenset(drafter.chain_situations)))
+                drafter.chain_situations))
         self.target = target
         self.drafter = drafter
         self.settings = settings

@@ -51,7 +51,7 @@ def test_trees_only_where_the_space_allows_them():
 
 def test_only_chains_where_the_drafter_has_one_continuation_far_likelier_than_the_rest():
     acc = flat(0.5, ranks=(0.3, 0.1, 0.0))
-    space = adaptive.Space(TREES.depth, TREES.branches, TREES.nodes, chains=frozenset({"match 3"}))
+    space = adaptive.Space(TREES.depth, TREES.branches, TREES.nodes, chains=("match 3",))
     state = adaptive.start(acc, cost([1, 1, 1, 1, 1.02, 1.05, 1.1]), space)
     copying, guessing = adaptive.choose(state, 64, "match 3"), adaptive.choose(state, 64, "match 1")
     assert (copying.branches, copying.nodes) == (1, copying.gamma) and copying.gamma > 1
@@ -63,7 +63,7 @@ def test_a_copy_chain_pays_no_drafter_steps():
     """With a drafter step as dear as a target pass, the head's guesses of acceptance 0.7 do not pay, while
     the same acceptance backing a copy is drafted deep."""
     acc = flat(0.7, draft_step=ONE_THREAD.at(1))
-    space = adaptive.Space(CHAINS.depth, 1, CHAINS.nodes, chains=frozenset({"match 3"}))
+    space = adaptive.Space(CHAINS.depth, 1, CHAINS.nodes, chains=("match 3",))
     state = adaptive.start(acc, cost([1, 1.05, 1.1, 1.2, 1.5, 2.0, 3.0]), space)
     guessing, copying = adaptive.choose(state, 64, "match 1"), adaptive.choose(state, 64, "match 3")
     assert guessing.gamma == 0
@@ -150,7 +150,7 @@ def test_a_copying_situation_starts_at_the_copys_own_table():
     """The sizing measures the copy alone in each chain situation; the policy starts there, not at the
     drafter's table, so the first copy of a run is drafted as deep as copies go."""
     acc = replace(flat(0.02), situations={"match 3": [[0.95, 0.0, 0.0, 0.0]] * 8})
-    space = replace(CHAINS, chains=frozenset({"match 2", "match 3"}))
+    space = replace(CHAINS, chains=("match 2", "match 3"))
     state = adaptive.start(acc, ONE_THREAD, space)
     assert adaptive.choose(state, 64, "match 3").gamma == CHAINS.depth
     assert adaptive.choose(state, 64, "match 2").gamma == 0   # not measured: the drafter's table
