@@ -18,15 +18,15 @@ from specviz.verify_cost import SIZES, VerifyCost
 
 def test_the_check_reports_both_parts_and_its_promises_hold(tmp_path, two_prompts, kept_threads, capsys):
     assert main(["gpu-check", "--pair", "tiny", "--drafters", "tiny", "--gammas", "1,3", "--max-new-tokens", "8",
-                 "--prompts", str(two_prompts), "--pair-tokens", "6", "--pair-repeats", "2", "--threads", "1",
-                 "--out", str(tmp_path / "g.json"), "--markdown", str(tmp_path / "g.md")]) == 0
+                 "--repeats", "2", "--prompts", str(two_prompts), "--pair-tokens", "6", "--pair-repeats", "2",
+                 "--threads", "1", "--out", str(tmp_path / "g.json"), "--markdown", str(tmp_path / "g.md")]) == 0
     result = json.loads((tmp_path / "g.json").read_text())
     rows = result["embedded"]
     assert {(r["dtype"], r["gamma"]) for r in rows} == {(d, g) for d in ("float32", "bfloat16") for g in (1, 3)}
     assert all(r["equal"] == 2 and not r["partings"] for r in rows if r["dtype"] == "float32")
     assert all(r["promise_kept"] and r["alpha"] is not None and r["c"] > 0 for r in rows)
-    # each row's speedup is against the target alone timed just before it
-    assert all(r["speedup"] == pytest.approx(r["tokens_per_s"] / r["baseline_tokens_per_s"]) for r in rows)
+    # each row's speedup: the median of its rounds' ratios, each against the target alone timed just before it
+    assert all(len(r["ratios"]) == 2 and r["speedup"] == pytest.approx(sum(r["ratios"]) / 2) for r in rows)
     pair = result["pair"]
     assert pair["verify_cost"]["sizes"] == list(SIZES) and pair["relative"][0] == 1.0
     assert set(pair["drafts"]) == {"draft-a", "draft-b"} and all(d["c"] > 0 for d in pair["drafts"].values())
@@ -37,8 +37,10 @@ def test_the_check_reports_both_parts_and_its_promises_hold(tmp_path, two_prompt
     assert len(ratios) == 3 and all(0 < v["low"] <= v["median"] <= v["high"] for v in ratios)
     progress = capsys.readouterr().err   # a row and a round at a time, as they finish
     assert "[float32 tiny γ=1]" in progress and "[bfloat16 tiny γ=3]" in progress
+    assert "(medians of 2 rounds)" in progress
     assert "[pair draft-a, round 2/2]" in progress and "[pair target alone, round 1/2]" in progress
     text = (tmp_path / "g.md").read_text()
+    assert "speedup (median; range)" in text
     assert "a prediction" in text and "transformers' assisted generation" in text and result["machine"]["torch"] in text
 
 
@@ -66,7 +68,7 @@ def test_the_pair_is_built_from_the_embedded_config_with_the_asked_shape():
 
 
 @pytest.mark.parametrize(("flag", "value"), [("--gammas", "0"), ("--gammas", "1,x"), ("--gammas", ""),
-                                             ("--pair-repeats", "0")])
+                                             ("--pair-repeats", "0"), ("--repeats", "0")])
 def test_bad_numbers_are_one_line(flag, value, capsys):
     assert main(["gpu-check", flag, value]) != 0
     assert f"{flag} takes" in capsys.readouterr().err

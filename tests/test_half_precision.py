@@ -5,18 +5,22 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from specviz.bench.half_precision import parse_shapes
 from specviz.cli import main
 
 
 def test_the_report_compares_both_dtypes_and_lists_partings(tmp_path, two_prompts, kept_threads):
     assert main(["half-precision", "--drafters", "ngram,eagle", "--shapes", "3x1x0,2x2x4", "--max-new-tokens", "8",
-                 "--prompts", str(two_prompts), "--out", str(tmp_path / "h.json"),
+                 "--repeats", "2", "--prompts", str(two_prompts), "--out", str(tmp_path / "h.json"),
                  "--markdown", str(tmp_path / "h.md")]) == 0
     result = json.loads((tmp_path / "h.json").read_text())
     assert {(r["dtype"], r["drafter"], r["shape"]) for r in result["rows"]} == \
         {(d, k, s) for d in ("float32", "bfloat16") for k in ("ngram", "eagle") for s in ("γ=3", "2x2x4")}
     assert result["runs"] == {"float32": 8, "bfloat16": 8}
+    # each row's speedup: the median of its two rounds' ratios, each against the target alone timed just before it
+    assert all(len(r["ratios"]) == 2 and r["speedup"] == pytest.approx(sum(r["ratios"]) / 2) for r in result["rows"])
     assert result["divergences"]["float32"] == []
     assert all(d["gap"] is not None and d["gap"] < result["half_margin"] and d["alone"] and d["ours"]
                for d in result["divergences"]["bfloat16"])

@@ -4,12 +4,14 @@ Two parts, one report (`benchmarks/gpu-check.{json,md}`):
 
 1. The embedded target with its trained drafters, in fp32 and in half precision (bf16, or fp16
    where the GPU has no bf16): greedy speculative output against the target alone in the same
-   dtype, tokens/s at each γ and its speedup over the target alone timed just before it, α̂,
-   accepted length and c. In half precision a (γ+1)-token
-   verification pass need not round like γ+1 one-token passes, so the promise is weaker than
-   fp32's exact equality: an output may part from the target alone's only where its token trailed
-   the target alone's best by less than NEAR_TIE logits there (a near tie, `divergence`); each
-   parting is listed with that gap.
+   dtype, tokens/s at each γ and its speedup over the target alone, α̂, accepted length and c. Each
+   row alternates the target alone and the drafter for `--repeats` rounds (A B A B): a speedup is
+   the median of the rounds' ratios, with their range, since on a GPU whose steps are bound by
+   kernel launches the target alone's own speed moved 26-47 tokens/s from one round to the next.
+   In half precision a (γ+1)-token verification pass need not round like γ+1 one-token passes, so
+   the promise is weaker than fp32's exact equality: an output may part from the target alone's
+   only where its token trailed the target alone's best by less than NEAR_TIE logits there (a near
+   tie, `divergence`); each parting is listed with that gap.
 2. A hosted-demo-sized pair built from configs with random weights (SmolLM2-1.7B-shaped target,
    360M- and 135M-shaped draft LMs): the verify-cost curve, c of each draft LM, peak memory, the
    speedup the analytic formula predicts from those costs at α 0.5-0.9 (a prediction: random
@@ -72,17 +74,19 @@ class EqualityRow:
     prompts: int
     partings: list[dict] = field(default_factory=list)   # {prompt, token, gap}: where an output parted and by
                                                           # how many logits its token trailed the target alone's
-    tokens_per_s: float = 0.0
-    baseline_tokens_per_s: float = 0.0   # the target alone in the same dtype, timed right before this row
+    tokens_per_s: float = 0.0            # over the median round
+    baseline_tokens_per_s: float = 0.0   # the target alone in the same dtype, its median round
     alpha: float | None = None
     accepted_length: float | None = None
     c: float | None = None
     branches: int = 1           # a token tree's top-k (1: a chain of `gamma`)
     nodes: int = 0              # its node budget
+    ratios: list[float] = field(default_factory=list)   # each round: the drafter's speed over the target alone's,
+                                                         # timed right before it
 
     @property
     def speedup(self) -> float:
-        return self.tokens_per_s / self.baseline_tokens_per_s
+        return median(self.ratios)
 
     @property
     def promise_kept(self) -> bool:
@@ -100,6 +104,8 @@ def add_gpu_check_arguments(parser: argparse.ArgumentParser) -> None:
                         help="drafters of the embedded target (default %(default)s; ngram is prompt lookup)")
     parser.add_argument("--gammas", default="1,2,3,4,6,8", help="comma-separated γ values (default %(default)s)")
     parser.add_argument("--max-new-tokens", type=int, default=48, help="tokens per prompt (default 48)")
+    parser.add_argument("--repeats", type=int, default=3,
+                        help="alternating rounds of the target alone and each drafter row (default 3)")
     parser.add_argument("--prompts", default=str(DEFAULT_PROMPTS), help="prompt set JSON (default: the shipped one)")
     parser.add_argument("--per-category", type=int, default=1, help="prompts per category (default 1)")
     parser.add_argument("--pair", default="hosted", choices=sorted(SHAPES),
@@ -119,13 +125,14 @@ def run_gpu_check(args: argparse.Namespace) -> None:
     device = pick_device(args.device)
     half = pick_dtype(device, args.half or ("bf16" if device.type == "cpu" else None))  # CUDA: bf16 if supported
     gammas = _ints(args.gammas, "--gammas")
-    if args.pair_repeats < 1:
-        raise SpecvizError(f"--pair-repeats takes a whole number >= 1, got {args.pair_repeats}")
+    for flag, value in (("--repeats", args.repeats), ("--pair-repeats", args.pair_repeats)):
+        if value < 1:
+            raise SpecvizError(f"{flag} takes a whole number >= 1, got {value}")
     prompts = load_prompts(args.prompts, per_category=args.per_category)
     started = time.monotonic()
     rows = [row for dtype in (torch.float32, half)
             for row in embedded_rows(device, dtype, args.drafters.split(","), [(g, 1, 0) for g in gammas], prompts,
-                                     args.max_new_tokens)]
+                                     args.max_new_tokens, args.repeats)]
     pair = pair_report(device, half if device.type == "cuda" else torch.float32, args.pair, prompts[:2],
                        args.pair_tokens, args.pair_gamma, args.pair_repeats)
     result = {"date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),
@@ -140,9 +147,9 @@ def run_gpu_check(args: argparse.Namespace) -> None:
 
 
 def embedded_rows(device: torch.device, dtype: torch.dtype, kinds: list[str], shapes: list[tuple[int, int, int]],
-                  prompts: list[BenchPrompt], tokens: int) -> list[EqualityRow]:
+                  prompts: list[BenchPrompt], tokens: int, repeats: int = 3) -> list[EqualityRow]:
     """Each drafter at each draft shape (depth γ, top-k branches, node budget; branches 1 is a chain)
-    against the target alone, greedy, on the embedded target in `dtype`."""
+    against the target alone, greedy, on the embedded target in `dtype`, in `repeats` alternating rounds."""
     name = str(dtype).removeprefix("torch.")
     target = load_model(None, str(device), name)
     target.eos_ids = frozenset()   # every run writes `tokens` tokens, so rates compare like with like
@@ -163,9 +170,15 @@ def embedded_rows(device: torch.device, dtype: torch.dtype, kinds: list[str], sh
     for kind in kinds:
         drafter = build_drafter(kind, target)
         for shape in shapes:
-            # the target alone right before each row (A B): drift in the machine's speed cancels in the ratio
-            _, base_seconds = timed(None, alone, warm_up=False)   # warm since the first baseline
-            traces, seconds = timed(drafter, shape)
+            # the target alone right before the drafter in each round (A B A B): drift in the machine's speed
+            # cancels in each round's ratio; the first round's traces are checked (greedy: every round's are alike)
+            bases, times, traces = [], [], []
+            for r in range(repeats):
+                bases.append(timed(None, alone, warm_up=False)[1])
+                drafted, drafted_seconds = timed(drafter, shape, warm_up=r == 0)
+                times.append(drafted_seconds)
+                traces = traces or drafted
+            base_seconds, seconds = median(bases), median(times)
             partings = [{"prompt": p.id, "token": d.position, "gap": d.flip,
                          "ours": _asdict(d.ours_top2), "alone": _asdict(d.alone_top2)}
                         for p, t, b in zip(prompts, traces, baseline) if (d := first_divergence(t, b)) is not None]
@@ -175,10 +188,11 @@ def embedded_rows(device: torch.device, dtype: torch.dtype, kinds: list[str], sh
                 name, kind, shape[0], tokens, len(prompts) - len(partings), len(prompts), partings,
                 tokens * len(prompts) / seconds, tokens * len(prompts) / base_seconds,
                 _mean([s.alpha for s in summaries]), tokens * len(prompts) / its, _mean([s.c for s in summaries]),
-                branches=shape[1], nodes=shape[2])
+                branches=shape[1], nodes=shape[2], ratios=[b / s for b, s in zip(bases, times)])
             rows.append(row)
             print(f"[{name} {kind} γ={row.gamma}] {row.tokens_per_s:.1f} tokens/s, the target alone "
-                  f"{row.baseline_tokens_per_s:.1f}; {row.equal}/{row.prompts} equal", file=sys.stderr, flush=True)
+                  f"{row.baseline_tokens_per_s:.1f} (medians of {repeats} rounds); {row.equal}/{row.prompts} equal",
+                  file=sys.stderr, flush=True)
     return rows
 
 
@@ -281,14 +295,15 @@ def to_markdown(result: dict) -> str:
              f"target alone's only where its token trailed the best by less than {result['half_margin']} logits", "",
              "## The embedded target and its drafters (greedy, against the target alone in the same dtype)", "",
              "| dtype | drafter | γ | equal | partings (prompt@token: gap) | promise | tokens/s | target alone | "
-             "speedup | α̂ | accepted length | c |", "|" + " --- |" * 12]
+             "speedup (median; range) | α̂ | accepted length | c |", "|" + " --- |" * 12]
     for r in result["embedded"]:
         parts = ", ".join(f"{p['prompt']}@{p['token']}: {num(p['gap'], 2) or 'outside top-k'}"
                           for p in r["partings"]) or "none"
         lines.append(f"| {r['dtype']} | {r['drafter']} | {r['gamma']} | {r['equal']}/{r['prompts']} | {parts} | "
                      f"{'kept' if r['promise_kept'] else '**BROKEN**'} | {r['tokens_per_s']:.1f} | "
                      f"{r['baseline_tokens_per_s']:.1f} | "
-                     f"{r['speedup']:.2f}× | {num(r['alpha'], 3)} | {r['accepted_length']:.2f} | {num(r['c'], 3)} |")
+                     f"{_ranged(r['speedup'], r['ratios'])} | {num(r['alpha'], 3)} | {r['accepted_length']:.2f} | "
+                     f"{num(r['c'], 3)} |")
     cost = pair["verify_cost"]
     lines += ["", f"## A {pair['shapes']} pair from configs, random weights ({pair['dtype']})", "",
               f"Target {pair['target']}. One pass over m new tokens on a {128}-token cache, relative to one token:", "",
@@ -311,6 +326,11 @@ def to_markdown(result: dict) -> str:
                          f"{'assisted generation' if r['draft'] else '`generate`'} (median of {len(r['rounds'])} "
                          f"alternating rounds; {v.low:.2f}–{v.high:.2f}×)")
     return "\n".join(lines) + "\n"
+
+
+def _ranged(middle: float, values: list[float]) -> str:
+    """A median with the range of the rounds it is the median of: 1.41× (1.30–1.52)."""
+    return f"{middle:.2f}×" + (f" ({min(values):.2f}–{max(values):.2f})" if len(values) > 1 else "")
 
 
 def _mean(values: list) -> float | None:

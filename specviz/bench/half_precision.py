@@ -1,8 +1,9 @@
 """`python -m specviz half-precision`: bf16 against fp32 on this machine, speed and faithfulness.
 
 One run, both dtypes, the embedded target: every drafter as a chain and as a token tree, greedy, on
-the bench prompts (`gpu_check.embedded_rows`: each row timed right after the target alone in the
-same dtype). Reported (`benchmarks/half-precision.{json,md}`):
+the bench prompts (`gpu_check.embedded_rows`: each row in `--repeats` rounds, each timed right after
+the target alone in the same dtype; a speedup is the median of the rounds' ratios). Reported
+(`benchmarks/half-precision.{json,md}`):
 - the target alone's tokens/s in each dtype (median and range over the rows' baselines) and their
   ratio: what half precision buys on this CPU;
 - each drafter's speedup over the target alone in its own dtype, fp32 beside bf16;
@@ -45,6 +46,8 @@ def add_half_precision_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--max-new-tokens", type=int, default=48, help="tokens per prompt (default 48)")
     parser.add_argument("--prompts", default=str(DEFAULT_PROMPTS), help="prompt set JSON (default: the bench's)")
     parser.add_argument("--per-category", type=int, default=0, help="prompts per category (default 0: all)")
+    parser.add_argument("--repeats", type=at_least_one, default=3,
+                        help="alternating rounds of the target alone and each row (default %(default)s)")
     parser.add_argument("--threads", type=at_least_one, default=1, help="torch CPU threads (default 1)")
     parser.add_argument("--out", default="benchmarks/half-precision.json", help="report JSON (default %(default)s)")
     parser.add_argument("--markdown", default="benchmarks/half-precision.md",
@@ -68,7 +71,8 @@ def run_half_precision(args: argparse.Namespace) -> None:
     prompts = load_prompts(args.prompts, per_category=args.per_category or None)
     started = time.monotonic()
     rows = {str(dtype).removeprefix("torch."): embedded_rows(device, dtype, args.drafters.split(","), shapes, prompts,
-                                                             args.max_new_tokens) for dtype in DTYPES}
+                                                             args.max_new_tokens, args.repeats)
+            for dtype in DTYPES}
     result = {"date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),
               "command": command_line(), "machine": machine(device, torch.bfloat16) | {"native_bf16": native_bf16()},
               "seconds": round(time.monotonic() - started, 1), "half_margin": NEAR_TIE,
