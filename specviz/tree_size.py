@@ -71,7 +71,8 @@ TIE = 0.02         # predicted rates this close to the fastest are a tie, broken
 
 def acceptance_key(drafter: str, weights: str = "") -> str:
     """What the acceptance of the drafter named `drafter`, loaded from the weights of digest `weights`
-    (`Drafter.weights`), is kept as (`Setup.path`), beside the cost curve (v9: prompt lookup's matches up to 8
+    (`Drafter.weights`), is kept as (`Setup.path`), beside the cost curve (v10: after a one-token match the
+    mixed drafter's greedy tree puts the head's guesses first; v9: prompt lookup's matches up to 8
     tokens, the chain situations' first rows made non-decreasing in their order; v8: a parallel drafter's block,
     `Acceptance.block`; v7: a tree's drafter step timed on
     its own, `Acceptance.tree_step`; v6: the tiny LM and the
@@ -79,7 +80,7 @@ def acceptance_key(drafter: str, weights: str = "") -> str:
     situation's copy measured on its own, `Acceptance.situations`; v4: the EAGLE head drafts in bfloat16 on a
     CPU that computes it in hardware, so its step costs less; v3: a chain of prompt lookup + EAGLE copies only
     after a match of two tokens or more; v2: rows shrunk toward the row above, and the per-iteration overhead)."""
-    return f"acceptance-v9-{drafter}" + (f"-{weights}" if weights else "")
+    return f"acceptance-v10-{drafter}" + (f"-{weights}" if weights else "")
 
 
 @dataclass

@@ -191,7 +191,7 @@ def test_the_match_search_finds_what_a_scan_of_every_suffix_finds():
 
 def test_a_chain_of_the_mixed_drafter_copies_only_after_a_match_of_two_tokens_or_more(drafters, monkeypatch):
     """After a one-token match a chain is the head's (a one-token match's copy was the target's token far
-    less often than the head's first guess), while a tree keeps the copy as its first branch. After a
+    less often than the head's first guess), while a tree keeps the copy as a branch after the head's. After a
     longer match the copy leads the chain too, and within a budget beyond the copy the head's draft is
     merged in beside it."""
     mixed = drafters["lookup+eagle"]
@@ -202,7 +202,8 @@ def test_a_chain_of_the_mixed_drafter_copies_only_after_a_match_of_two_tokens_or
     warper, generator = Warper(DecodeSettings()), torch.Generator()
     assert mixed.situation([9, 5]) == "match 1" and "match 1" not in mixed.chain_situations
     assert mixed.propose([9, 5], 2, warper, generator) is guess
-    assert mixed.propose([9, 5], 2, warper, generator, branches=2).tokens.tolist() == [1, 2, 3, 4]
+    short = mixed.propose([9, 5], 2, warper, generator, branches=2)
+    assert short.tokens.tolist() == [3, 4, 1, 2] and short.parents == [-1, 0, -1, 2] and not any(short.sampled)
     assert mixed.situation([9, 5, 1]) == "match 2"
     assert mixed.propose([9, 5, 1], 2, warper, generator).tokens.tolist() == [2, 6]   # a chain of γ: γ nodes
     copied = mixed.propose([9, 5, 1], 2, warper, generator, nodes=4)
