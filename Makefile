@@ -26,15 +26,18 @@ $(APP_STAMP): requirements.txt | $(PY)
 # llama-cpp-python (the remote-target tests' server; the app never needs it) builds llama.cpp from
 # source: without its multimodal library, and without llama.cpp's `common` library, which only
 # llama.cpp's own programs use (its CMakeLists forces that on; a file included at llama.cpp's
-# project() turns it off). The wheel builds while the app's packages install.
+# project() turns it off). Built for AVX2, not -march=native: on a Xeon with AMX a native build
+# repacks the weights for AMX tiles, and the server died (SIGSEGV) at its first completion there.
+# pip's cache is not read, since it would hand back a wheel built with other flags. The wheel builds
+# while the app's packages install.
 NO_COMMON := $(abspath $(VENV))/llama-no-common.cmake
 WHEELS := $(VENV)/wheels
 WHEEL_STAMP := $(WHEELS)/.built
 
 $(WHEEL_STAMP): requirements-server.txt | $(PY)
 	echo 'set(LLAMA_BUILD_COMMON OFF)' > $(NO_COMMON)
-	CMAKE_ARGS="-DLLAVA_BUILD=OFF -DCMAKE_PROJECT_llama.cpp_INCLUDE=$(NO_COMMON)" \
-	  $(PY) -m pip wheel -q --no-deps -w $(WHEELS) -r requirements-server.txt
+	CMAKE_ARGS="-DLLAVA_BUILD=OFF -DGGML_NATIVE=OFF -DCMAKE_PROJECT_llama.cpp_INCLUDE=$(NO_COMMON)" \
+	  $(PY) -m pip wheel -q --no-deps --no-cache-dir -w $(WHEELS) -r requirements-server.txt
 	touch $@
 
 $(TEST_STAMP): $(APP_STAMP) $(WHEEL_STAMP) requirements-dev.txt
