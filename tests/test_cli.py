@@ -210,7 +210,8 @@ def test_sizing_shows_the_cached_measurements_and_takes_them_again(tiny_llama_di
     ["bench", "--model-per-category", "-1"], ["bench", "--warmup", "-1"], ["corpus", "stats", "--threads", "0"],
     ["acceptance", "--gamma", "0"], ["drafter-report", "--per-kind", "0"], ["count-drafter", "--eval-tokens", "0"],
     ["train-drafter", "--steps", "-5"], ["bench-remote", "--threads", "0"], ["half-precision", "--threads", "x"],
-    ["gpu-check", "--threads", "1.5"],
+    ["gpu-check", "--threads", "1.5"], ["gpu-check", "--repeats", "0"], ["gpu-check", "--pair-repeats", "0"],
+    ["half-precision", "--repeats", "0"],
 ])
 def test_every_count_is_a_whole_number_checked_before_anything_runs(argv, capsys):
     with pytest.raises(SystemExit) as stop:

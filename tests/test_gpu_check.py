@@ -67,8 +67,7 @@ def test_the_pair_is_built_from_the_embedded_config_with_the_asked_shape():
     assert model.vocab_size == 49152 and model.name == "random 3M" and not model.eos_ids
 
 
-@pytest.mark.parametrize(("flag", "value"), [("--gammas", "0"), ("--gammas", "1,x"), ("--gammas", ""),
-                                             ("--pair-repeats", "0"), ("--repeats", "0")])
+@pytest.mark.parametrize(("flag", "value"), [("--gammas", "0"), ("--gammas", "1,x"), ("--gammas", "")])
 def test_bad_numbers_are_one_line(flag, value, capsys):
     assert main(["gpu-check", flag, value]) != 0
     assert f"{flag} takes" in capsys.readouterr().err

@@ -104,7 +104,7 @@ def add_gpu_check_arguments(parser: argparse.ArgumentParser) -> None:
                         help="drafters of the embedded target (default %(default)s; ngram is prompt lookup)")
     parser.add_argument("--gammas", default="1,2,3,4,6,8", help="comma-separated γ values (default %(default)s)")
     parser.add_argument("--max-new-tokens", type=int, default=48, help="tokens per prompt (default 48)")
-    parser.add_argument("--repeats", type=int, default=3,
+    parser.add_argument("--repeats", type=at_least_one, default=3,
                         help="alternating rounds of the target alone and each drafter row (default 3)")
     parser.add_argument("--prompts", default=str(DEFAULT_PROMPTS), help="prompt set JSON (default: the shipped one)")
     parser.add_argument("--per-category", type=int, default=1, help="prompts per category (default 1)")
@@ -112,7 +112,7 @@ def add_gpu_check_arguments(parser: argparse.ArgumentParser) -> None:
                         help="shapes of the pair built from configs (default %(default)s; tiny for a quick check)")
     parser.add_argument("--pair-tokens", type=int, default=32, help="tokens per prompt for the pair (default 32)")
     parser.add_argument("--pair-gamma", type=int, default=4, help="γ of the pair's engine and assisted runs")
-    parser.add_argument("--pair-repeats", type=int, default=3,
+    parser.add_argument("--pair-repeats", type=at_least_one, default=3,
                         help="alternating rounds of the engine and transformers on the pair (default 3)")
     parser.add_argument("--threads", type=at_least_one, default=None, help="torch CPU threads (default: torch's)")
     parser.add_argument("--out", default="benchmarks/gpu-check.json", help="report JSON (default: %(default)s)")
@@ -125,9 +125,6 @@ def run_gpu_check(args: argparse.Namespace) -> None:
     device = pick_device(args.device)
     half = pick_dtype(device, args.half or ("bf16" if device.type == "cpu" else None))  # CUDA: bf16 if supported
     gammas = _ints(args.gammas, "--gammas")
-    for flag, value in (("--repeats", args.repeats), ("--pair-repeats", args.pair_repeats)):
-        if value < 1:
-            raise SpecvizError(f"{flag} takes a whole number >= 1, got {value}")
     prompts = load_prompts(args.prompts, per_category=args.per_category)
     started = time.monotonic()
     rows = [row for dtype in (torch.float32, half)
