@@ -35,7 +35,7 @@ from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
 
 from specviz.arguments import at_least_one
 from specviz.bench.command import command_line, machine
-from specviz.bench.markdown import num
+from specviz.bench.markdown import num, ratio_range
 from specviz.bench.memory import memory_source, peak_mb, reset_peak
 from specviz.bench.methods import engine_method, hf_method
 from specviz.bench.prompts import DEFAULT_PROMPTS, BenchPrompt, load_prompts
@@ -299,7 +299,7 @@ def to_markdown(result: dict) -> str:
         lines.append(f"| {r['dtype']} | {r['drafter']} | {r['gamma']} | {r['equal']}/{r['prompts']} | {parts} | "
                      f"{'kept' if r['promise_kept'] else '**BROKEN**'} | {r['tokens_per_s']:.1f} | "
                      f"{r['baseline_tokens_per_s']:.1f} | "
-                     f"{_ranged(r['speedup'], r['ratios'])} | {num(r['alpha'], 3)} | {r['accepted_length']:.2f} | "
+                     f"{ratio_range(spread(r['ratios']))} | {num(r['alpha'], 3)} | {r['accepted_length']:.2f} | "
                      f"{num(r['c'], 3)} |")
     cost = pair["verify_cost"]
     lines += ["", f"## A {pair['shapes']} pair from configs, random weights ({pair['dtype']})", "",
@@ -323,11 +323,6 @@ def to_markdown(result: dict) -> str:
                          f"{'assisted generation' if r['draft'] else '`generate`'} (median of {len(r['rounds'])} "
                          f"alternating rounds; {v.low:.2f}–{v.high:.2f}×)")
     return "\n".join(lines) + "\n"
-
-
-def _ranged(middle: float, values: list[float]) -> str:
-    """A median with the range of the rounds it is the median of: 1.41× (1.30–1.52)."""
-    return f"{middle:.2f}×" + (f" ({min(values):.2f}–{max(values):.2f})" if len(values) > 1 else "")
 
 
 def _mean(values: list) -> float | None:

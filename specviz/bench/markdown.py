@@ -62,8 +62,8 @@ def to_markdown(result: BenchResult) -> str:
               "| method | speedup (min–max) | recording overhead | vs transformers |", "| --- | --- | --- | --- |"]
     for row in result.rows:
         if row.category == ALL:
-            lines.append(f"| {row.method} | {_ratio(row.cpu_speedup)} | {_percent(row.cpu_overhead)} "
-                         f"| {_ratio(row.cpu_vs_hf)} |")
+            lines.append(f"| {row.method} | {ratio_range(row.cpu_speedup)} | {_percent(row.cpu_overhead)} "
+                         f"| {ratio_range(row.cpu_vs_hf)} |")
     app = [row for row in result.rows if row.category == ALL and row.engine_method]
     if app:
         lines += ["", "### The app's code path against the library", "",
@@ -72,8 +72,8 @@ def to_markdown(result: BenchResult) -> str:
                   "process; medians over repeats of the ratio, app over library.", "",
                   "| method | library method | tokens/s | verify time per iteration | draft time per iteration |",
                   "| --- | --- | --- | --- | --- |"]
-        lines += [f"| {row.method} | {row.engine_method} | {_ratio(row.vs_engine)} | {_ratio(row.verify_vs_engine)} "
-                  f"| {_ratio(row.draft_vs_engine)} |" for row in app]
+        lines += [f"| {row.method} | {row.engine_method} | {ratio_range(row.vs_engine)} "
+                  f"| {ratio_range(row.verify_vs_engine)} | {ratio_range(row.draft_vs_engine)} |" for row in app]
     lines += ["", "### Targets (judged on wall-clock time; CPU time in brackets)", ""]
     for t in result.targets:
         mark = "met" if t.met else "MISSED"
@@ -97,12 +97,12 @@ def _line(row: Row) -> str:
     cells = [
         row.method,
         _rate(row.tokens_per_s),
-        _ratio(row.speedup),
+        ratio_range(row.speedup),
         num(row.alpha, 3),
         num(row.accepted_length, 2),
         num(row.c, 3),
         _percent(row.overhead),
-        f"{_ratio(row.vs_hf)} vs {row.hf_method}" if row.vs_hf else "",
+        f"{ratio_range(row.vs_hf)} vs {row.hf_method}" if row.vs_hf else "",
         num(row.memory_mb, 0),
         str(row.failures),
     ]
@@ -111,7 +111,7 @@ def _line(row: Row) -> str:
 
 def _by_category(result: BenchResult, categories: list[str], ratio: str, methods: list[MethodSpec]) -> list[str]:
     """One table line per method: its `ratio` (a Row field) in each category."""
-    return [f"| {spec.name} | " + " | ".join(_ratio(getattr(_find(result.rows, spec.name, c), ratio))
+    return [f"| {spec.name} | " + " | ".join(ratio_range(getattr(_find(result.rows, spec.name, c), ratio))
                                             for c in categories) + " |" for spec in methods]
 
 
@@ -123,7 +123,8 @@ def _rate(s: Spread | None) -> str:
     return f"{s.median:.1f} ({s.low:.1f}–{s.high:.1f})" if s else ""
 
 
-def _ratio(s: Spread | None) -> str:
+def ratio_range(s: Spread | None) -> str:
+    """A median ratio with the range of the repeats it is the median of: 1.41× (1.30–1.52)."""
     return f"{s.median:.2f}× ({s.low:.2f}–{s.high:.2f})" if s else ""
 
 
