@@ -49,8 +49,11 @@ with no drafter steps (a copy that runs out before γ is topped up by the head, 
 unpriced): charged γ head steps, copy iterations were predicted at 61-68 ms where they measured 43-47 ms
 (the speed moved less than the run-to-run spread, `benchmarks/copy-pricing.md`).
 
-The draft searched is `tree_size.preferred`'s: a tree only where it is predicted faster than the fastest
-chain, since a tree that won a near tie ran slower (`tree_size`'s docstring says by how much).
+The draft searched is `tree_size.preferred`'s: a tree where it is predicted within `TREE_LEAD` of the fastest
+chain or faster. On a 2-core AVX2 CPU (head in float32) a tree that won such a near tie ran 2.4% ± 0.8% slower,
+and the tree had to be predicted faster; on a 2-core Xeon with AMX (head in bfloat16) the chains chosen on a
+high estimate wrote 0.75-0.85 of the tokens predicted, and the near tie going to the tree ran 4.0% ± 2.0% faster
+where it changed the drafts (`benchmarks/chain-ties.md`). `TREE_LEAD` = 0 restores the earlier rule.
 
 A draft must be predicted at least `MARGIN` faster than the target alone. The time model counts the
 drafter's steps and the verify pass, not the EAGLE head's catch-up over the positions it did not draft
@@ -86,6 +89,7 @@ FIRST_PROBE_GAP = 4    # undrafted iterations before the first one-node probe
 MAX_PROBE_GAP = 64
 MARGIN = 0.03          # a draft must be predicted this much faster than the target alone
 CONTEXT_STEP = 128     # the verify cost is re-read at the context rounded down to a multiple of this
+TREE_LEAD = -tree_size.TIE   # a tree within this of the fastest chain's predicted rate is drafted
 
 
 @dataclass(frozen=True)
@@ -166,7 +170,7 @@ def choose(state: State, budget: int, situation: str = "", context: int = 0) -> 
     if situation in space.chains:   # the copy: one continuation, and no drafter step to pay
         branches, copy = 1, replace(acc, draft_step=0.0)
     if (situation, depth) not in state.best:   # searched again only once the situation's table has moved
-        state.best[situation, depth] = tree_size.search(acc, cost, depth, branches, space.nodes, copy) \
+        state.best[situation, depth] = tree_size.search(acc, cost, depth, branches, space.nodes, copy, TREE_LEAD) \
             if depth > 0 else None
     best = state.best[situation, depth]
     if best is not None and best.tokens_per_s > alone.tokens_per_s * (1 + MARGIN):

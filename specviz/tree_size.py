@@ -39,6 +39,12 @@ to lead by 5-20% measured no faster; and there the trees' realised tokens per it
 the chains would have realised in the same states. The static sizer, with the same costs, chose a top-3 tree
 of depth 2 and 5 nodes by 0.7% over a 2-token chain; the chain ran 5.8% ± 1.9% faster in one bench run (13
 categories, greedy; 8.2% ± 4.3% at T = 0.7, `benchmarks/chain-ties.md`).
+On a 2-core Xeon with AMX, where the head drafts in bfloat16, the adaptive policy's chains went the other way:
+chosen on a high estimate they wrote 0.75-0.85 of the tokens predicted, trees 0.91-0.95
+(`benchmarks/predicted-tokens.md`), and letting a tree within `TIE` of the chain win priced 1.3% faster on two
+training-split prompt sets and timed 4.0% ± 2.0% faster on the 8 of 18 prompts whose drafts it changed. So
+`search` takes the lead a tree needs (`adaptive.TREE_LEAD`), and `choose` keeps a lead of 0: the static sizer was not
+measured again.
 
 This module is the arithmetic only and never runs the decoder: `specviz.sizing` measures (it runs
 calibration decodes) and resolves a run's sizes before the run starts.
@@ -225,15 +231,15 @@ def trees(acc: Acceptance, cost: VerifyCost, depths: list[int], branches: int, n
 
 
 def search(acc: Acceptance, cost: VerifyCost, depth: int, branches: int, nodes: int,
-           chains: Acceptance | None = None) -> TreeSize:
-    """`preferred(candidates(...))`, the trees that cannot matter left unpriced. A tree is picked only where it
-    is predicted faster than the picked chain, and among the trees only those within `TIE` of the fastest count,
-    so a tree below the chain's rate less `TIE` changes nothing. Pricing every tree took 1.7-2.1 ms a search on
-    one CPU thread (the adaptive policy searches before most iterations, about 2% of one), the chains alone
-    0.14 ms."""
+           chains: Acceptance | None = None, lead: float = 0.0) -> TreeSize:
+    """`preferred(candidates(...), lead)`, the trees that cannot matter left unpriced. A tree is picked only where
+    it is predicted `lead` faster than the picked chain (−`TIE` ≤ `lead`), and among the trees only those within
+    `TIE` of the fastest count, so a tree below the chain's rate less `TIE` changes nothing. Pricing every tree
+    took 1.7-2.1 ms a search on one CPU thread (the adaptive policy searches before most iterations, about 2% of
+    one), the chains alone 0.14 ms."""
     depths = reach(acc, depth)
     chain = fastest(chain_sizes(chains or acc, cost, depths))
-    return preferred([chain, *trees(acc, cost, depths, branches, nodes, chain.tokens_per_s * (1 - TIE))])
+    return preferred([chain, *trees(acc, cost, depths, branches, nodes, chain.tokens_per_s * (1 - TIE))], lead)
 
 
 @dataclass
@@ -251,13 +257,14 @@ def fastest(sizes: list[TreeSize]) -> TreeSize:
     return max((size for size in sizes if size.tokens_per_s >= top * (1 - TIE)), key=lambda size: size.expected_tokens)
 
 
-def preferred(sizes: list[TreeSize]) -> TreeSize:
-    """The fastest chain, or the fastest tree where it is predicted faster still: `fastest`'s near ties are
-    broken among the chains and among the trees, never across the two (see the module's docstring)."""
+def preferred(sizes: list[TreeSize], lead: float = 0.0) -> TreeSize:
+    """The fastest chain, or the fastest tree where it is predicted faster still (by `lead`; a negative lead lets
+    a tree within it of the chain win): `fastest`'s near ties are broken among the chains and among the trees, and
+    across the two by `lead` (see the module's docstring)."""
     chain = fastest([size for size in sizes if size.branches == 1])
     trees = [size for size in sizes if size.branches > 1]
     tree = fastest(trees) if trees else None
-    return tree if tree is not None and tree.tokens_per_s > chain.tokens_per_s else chain
+    return tree if tree is not None and tree.tokens_per_s > chain.tokens_per_s * (1 + lead) else chain
 
 
 def choose(acc: Acceptance, cost: VerifyCost) -> Sizing:
