@@ -89,6 +89,15 @@ def corpus_prompts(per_kind: int, seed: int, target: LoadedModel, min_tokens: in
     return prompts
 
 
+
+def prompt_set(spec: str, target: LoadedModel, seed: int, per_category: int | None = None,
+               min_tokens: int = 0) -> list[BenchPrompt]:
+    """`spec`'s prompts: `corpus:N` builds N training-split prompts a kind (`corpus_prompts`, `seed`), anything
+    else is a prompt set `bench` reads, `per_category` of each category."""
+    if spec.startswith("corpus:"):
+        return corpus_prompts(int(spec.split(":")[1]), seed, target, min_tokens)
+    return load_prompts(spec, per_category=per_category)
+
 def variant(assignment: str) -> tuple[object, str, float | str]:
     """`package.module.NAME=value` as (module, NAME, value); `acceptance.FIELD=value` and `settings.FIELD=value`
     as ("acceptance" or "settings", FIELD, value); `drafter=KIND` as ("drafter", "", KIND)."""
@@ -177,8 +186,7 @@ def main() -> None:
         kind = next((value for where, _, value in arm if where == "drafter"), None)
         with constants(arm) as own:
             drafters[name] = build_drafter(kind or "lookup+eagle", target) if own or kind else drafter
-    prompts = corpus_prompts(int(args.prompts.split(":")[1]), args.seed, target, args.min_prompt_tokens) \
-        if args.prompts.startswith("corpus:") else load_prompts(args.prompts, per_category=args.per_category)
+    prompts = prompt_set(args.prompts, target, args.seed, args.per_category, args.min_prompt_tokens)
     if not prompts:
         parser.error(f"no training-split prompt of {args.min_prompt_tokens} tokens or more among the first "
                      f"{LONG_SEARCH} of any kind")

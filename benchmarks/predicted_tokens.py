@@ -23,9 +23,8 @@ from collections import defaultdict
 from dataclasses import replace
 
 from accepted_counts import default_pair
-from constant_ab import corpus_prompts
+from constant_ab import prompt_set
 
-from specviz.bench.prompts import load_prompts
 from specviz.decoder import generate
 from specviz.settings import DecodeSettings
 from specviz.sizing import prepare
@@ -44,8 +43,7 @@ def main() -> None:
     parser.add_argument("--temperature", type=float, default=0.0)
     args = parser.parse_args()
     target, drafter = default_pair()
-    prompts = corpus_prompts(int(args.prompts.split(":")[1]), args.seed, target) \
-        if args.prompts.startswith("corpus:") else load_prompts(args.prompts, per_category=args.per_category)
+    prompts = prompt_set(args.prompts, target, args.seed, args.per_category)
     base = DecodeSettings(temperature=args.temperature, max_new_tokens=48, seed=0)
     prepared = prepare(target, drafter, replace(base, adaptive=True, gamma=max(DEPTHS), auto_size=True))
     groups: dict[str, list[float]] = defaultdict(lambda: [0, 0.0, 0.0])

@@ -52,8 +52,9 @@ unpriced): charged γ head steps, copy iterations were predicted at 61-68 ms whe
 The draft searched is `tree_size.preferred`'s: a tree where it is predicted within `TREE_LEAD` of the fastest
 chain or faster. On a 2-core AVX2 CPU (head in float32) a tree that won such a near tie ran 2.4% ± 0.8% slower,
 and the tree had to be predicted faster; on a 2-core Xeon with AMX (head in bfloat16) the chains chosen on a
-high estimate wrote 0.75-0.85 of the tokens predicted, and the near tie going to the tree ran 4.0% ± 2.0% faster
-where it changed the drafts (`benchmarks/chain-ties.md`). `TREE_LEAD` = 0 restores the earlier rule.
+high estimate wrote 0.75-0.85 of the tokens predicted (`benchmarks/predicted-tokens.md`), and the near tie going
+to the tree priced 1.3% faster on two training-split prompt sets and ran 4.0% ± 2.0% faster where it changed the
+drafts (`benchmarks/chain-ties.md`). `TREE_LEAD` = 0 restores the earlier rule.
 
 A draft must be predicted at least `MARGIN` faster than the target alone. The time model counts the
 drafter's steps and the verify pass, not the EAGLE head's catch-up over the positions it did not draft

@@ -39,12 +39,9 @@ to lead by 5-20% measured no faster; and there the trees' realised tokens per it
 the chains would have realised in the same states. The static sizer, with the same costs, chose a top-3 tree
 of depth 2 and 5 nodes by 0.7% over a 2-token chain; the chain ran 5.8% ± 1.9% faster in one bench run (13
 categories, greedy; 8.2% ± 4.3% at T = 0.7, `benchmarks/chain-ties.md`).
-On a 2-core Xeon with AMX, where the head drafts in bfloat16, the adaptive policy's chains went the other way:
-chosen on a high estimate they wrote 0.75-0.85 of the tokens predicted, trees 0.91-0.95
-(`benchmarks/predicted-tokens.md`), and letting a tree within `TIE` of the chain win priced 1.3% faster on two
-training-split prompt sets and timed 4.0% ± 2.0% faster on the 8 of 18 prompts whose drafts it changed. So
-`search` takes the lead a tree needs (`adaptive.TREE_LEAD`), and `choose` keeps a lead of 0: the static sizer was not
-measured again.
+On a 2-core Xeon with AMX the adaptive policy's near ties went the other way (`specviz.adaptive`'s docstring says
+by how much), so `search` takes the lead a tree needs (`adaptive.TREE_LEAD`), and `choose` keeps a lead of 0: the
+static sizer was not measured again.
 
 This module is the arithmetic only and never runs the decoder: `specviz.sizing` measures (it runs
 calibration decodes) and resolves a run's sizes before the run starts.
