@@ -9,6 +9,9 @@ than 3% below the best of the fixed rows, by chance alone: the best of three noi
 best. Usage, from the repository root, with bench JSON files:
 
     python benchmarks/category_noise.py benchmarks/adaptive-t0-per2.json benchmarks/adaptive-t0-fit.json
+
+With `--table`, each file's default (the adaptive trees) against the best fixed row, kind by kind, as a
+markdown table: medians with the rounds' min–max, end to end and after the prefill.
 """
 
 from __future__ import annotations
@@ -42,6 +45,36 @@ def within(table: dict[str, dict[str, float]]) -> None:
               + (", ".join(misses) or "none"))
 
 
+def _speed(row: dict, key: str, label: str = "") -> str:
+    v = row[key]
+    return f"{v['median']:.2f}×{label} ({v['low']:.2f}–{v['high']:.2f})"
+
+
+def _label(method: str) -> str:
+    shape = method.split(" lookup+eagle ", 1)[-1].removesuffix(" rec off")
+    return shape.replace("γ=", "chain γ=")
+
+
+def table(path: str) -> str:
+    """Markdown: per kind, the default against the fastest fixed row with recording off, the ratio in bold when
+    below `LINE`; the fastest is chosen separately end to end and after the prefill."""
+    rows = [r for r in json.load(open(path))["rows"] if r["category"] != "all" and r["speedup"] and not r["record"]]
+    lines = ["| kind | default | best fixed | default / best fixed | after the prefill: default | best fixed "
+             "| default / best fixed |", "| --- " * 7 + "|"]
+    for kind in sorted({r["category"] for r in rows}):
+        mine = [r for r in rows if r["category"] == kind]
+        default = next(r for r in mine if "adaptive trees" in r["method"])
+        fixed = [r for r in mine if "adaptive" not in r["method"]]
+        cells = [kind]
+        for key in ("speedup", "after_first"):
+            best = max(fixed, key=lambda r: r[key]["median"])
+            ratio = default[key]["median"] / best[key]["median"]
+            cells += [_speed(default, key), _speed(best, key, " " + _label(best["method"])),
+                      f"**{ratio:.3f}**" if ratio < LINE else f"{ratio:.3f}"]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
 def noise(tables: list[dict[str, dict[str, float]]]) -> float:
     """Standard deviation of one row's log-speedup in a category: from the pairs recording on and off."""
     deviations = []
@@ -63,6 +96,10 @@ def chance_of_a_miss(sigma: float, gaps: tuple[float, ...], draws: int = 100_000
 
 
 if __name__ == "__main__":
+    if sys.argv[1] == "--table":
+        for path in sys.argv[2:]:
+            print(f"{path}\n\n{table(path)}\n")
+        sys.exit()
     tables = [speedups(path) for path in sys.argv[1:]]
     for path, table in zip(sys.argv[1:], tables):
         print(path)
