@@ -11,7 +11,9 @@ best. Usage, from the repository root, with bench JSON files:
     python benchmarks/category_noise.py benchmarks/adaptive-t0-per2.json benchmarks/adaptive-t0-fit.json
 
 With `--table`, each file's default (the adaptive trees) against the best fixed row, kind by kind, as a
-markdown table: medians with the rounds' min–max, end to end and after the prefill.
+markdown table: medians with the rounds' min–max, end to end and after the prefill; then each row pooled over
+all its runs (total time over total tokens), which spreads a slowdown of the machine over every row alike as the
+rows interleave, with its time per iteration outside the draft and the verify pass (the policy's bookkeeping).
 """
 
 from __future__ import annotations
@@ -75,6 +77,19 @@ def table(path: str) -> str:
     return "\n".join(lines)
 
 
+def pooled(path: str) -> str:
+    """Each row with recording off: milliseconds per token and, per iteration, outside the draft and verify pass."""
+    runs = [r for r in json.load(open(path))["runs"] if " rec on" not in r["method"]]
+    lines = []
+    for method in dict.fromkeys(r["method"] for r in runs):
+        mine = [r for r in runs if r["method"] == method]
+        seconds, iterations = sum(r["seconds"] for r in mine), sum(r["iterations"] or 0 for r in mine)
+        outside = seconds - sum((r["draft_seconds"] or 0) + (r["verify_seconds"] or 0) for r in mine)
+        lines.append(f"  {method}: {1000 * seconds / sum(r['tokens'] for r in mine):.1f} ms a token, "
+                     f"{1000 * outside / iterations:.1f} ms an iteration outside the draft and the verify pass")
+    return "\n".join(lines)
+
+
 def noise(tables: list[dict[str, dict[str, float]]]) -> float:
     """Standard deviation of one row's log-speedup in a category: from the pairs recording on and off."""
     deviations = []
@@ -98,7 +113,7 @@ def chance_of_a_miss(sigma: float, gaps: tuple[float, ...], draws: int = 100_000
 if __name__ == "__main__":
     if sys.argv[1] == "--table":
         for path in sys.argv[2:]:
-            print(f"{path}\n\n{table(path)}\n")
+            print(f"{path}\n\n{table(path)}\n\npooled over every run:\n{pooled(path)}\n")
         sys.exit()
     tables = [speedups(path) for path in sys.argv[1:]]
     for path, table in zip(sys.argv[1:], tables):

@@ -98,6 +98,7 @@ def prompt_set(spec: str, target: LoadedModel, seed: int, per_category: int | No
         return corpus_prompts(int(spec.split(":")[1]), seed, target, min_tokens)
     return load_prompts(spec, per_category=per_category)
 
+
 def variant(assignment: str) -> tuple[object, str, float | str]:
     """`package.module.NAME=value` as (module, NAME, value); `acceptance.FIELD=value` and `settings.FIELD=value`
     as ("acceptance" or "settings", FIELD, value); `drafter=KIND` as ("drafter", "", KIND)."""

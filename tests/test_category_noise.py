@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
-from category_noise import table  # noqa: E402
+from category_noise import pooled, table  # noqa: E402
 
 
 def spread(median: float) -> dict:
@@ -34,3 +34,19 @@ def test_the_default_is_set_against_the_fastest_fixed_row_and_a_miss_of_more_tha
     assert lines[3] == ("| math | 1.56× (1.46–1.66) | 1.60× tree 3x2x6 (1.50–1.70) | 0.975 "
                         "| 1.62× (1.52–1.72) | 1.70× chain γ=2 (1.60–1.80) | **0.953** |")
     assert len(lines) == 4
+
+
+def run(method: str, seconds: float, tokens: int, iterations: int, draft: float, verify: float) -> dict:
+    return {"method": method, "seconds": seconds, "tokens": tokens, "iterations": iterations,
+            "draft_seconds": draft, "verify_seconds": verify}
+
+
+def test_a_row_pooled_over_its_runs_is_total_time_over_total_tokens_and_recording_rows_are_left_out(tmp_path):
+    runs = [run("engine baseline", 4.0, 48, 48, 0.0, 3.952), run("engine baseline", 2.0, 48, 48, 0.0, 1.952),
+            run("engine γ=2 rec off", 1.0, 48, 20, 0.2, 0.7), run("engine γ=2 rec off", 3.0, 48, 20, 0.4, 2.5),
+            run("engine γ=2 rec on", 9.0, 48, 20, 0.2, 0.7)]
+    path = tmp_path / "bench.json"
+    path.write_text(json.dumps({"runs": runs}))
+    assert pooled(str(path)).splitlines() == [
+        "  engine baseline: 62.5 ms a token, 1.0 ms an iteration outside the draft and the verify pass",
+        "  engine γ=2 rec off: 41.7 ms a token, 5.0 ms an iteration outside the draft and the verify pass"]
