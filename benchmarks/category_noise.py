@@ -78,15 +78,17 @@ def table(path: str) -> str:
 
 
 def pooled(path: str) -> str:
-    """Each row with recording off: milliseconds per token and, per iteration, outside the draft and verify pass."""
+    """Each row with recording off: milliseconds per token and, where the row counts iterations (the engine's),
+    the milliseconds per iteration outside the draft and the verify pass."""
     runs = [r for r in json.load(open(path))["runs"] if " rec on" not in r["method"]]
     lines = []
     for method in dict.fromkeys(r["method"] for r in runs):
         mine = [r for r in runs if r["method"] == method]
         seconds, iterations = sum(r["seconds"] for r in mine), sum(r["iterations"] or 0 for r in mine)
         outside = seconds - sum((r["draft_seconds"] or 0) + (r["verify_seconds"] or 0) for r in mine)
-        lines.append(f"  {method}: {1000 * seconds / sum(r['tokens'] for r in mine):.1f} ms a token, "
-                     f"{1000 * outside / iterations:.1f} ms an iteration outside the draft and the verify pass")
+        line = f"  {method}: {1000 * seconds / sum(r['tokens'] for r in mine):.1f} ms a token"
+        lines.append(line + (f", {1000 * outside / iterations:.1f} ms an iteration outside the draft and the verify "
+                             "pass" if iterations else ""))
     return "\n".join(lines)
 
 
@@ -116,9 +118,9 @@ if __name__ == "__main__":
             print(f"{path}\n\n{table(path)}\n\npooled over every run:\n{pooled(path)}\n")
         sys.exit()
     tables = [speedups(path) for path in sys.argv[1:]]
-    for path, table in zip(sys.argv[1:], tables):
+    for path, speeds in zip(sys.argv[1:], tables):
         print(path)
-        within(table)
+        within(speeds)
     sigma = noise(tables)
     print(f"one row's speedup in one category: ±{100 * sigma:.1f}% (one standard deviation, within a run)")
     for gaps in ((0.0, 0.0, 0.0), (0.0, 0.05, 0.10)):
