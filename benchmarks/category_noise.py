@@ -13,7 +13,8 @@ best. Usage, from the repository root, with bench JSON files:
 With `--table`, each file's default (the adaptive trees) against the best fixed row, kind by kind, as a
 markdown table: medians with the rounds' min–max, end to end and after the prefill; then each row pooled over
 all its runs (total time over total tokens), which spreads a slowdown of the machine over every row alike as the
-rows interleave, with its time per iteration outside the draft and the verify pass (the policy's bookkeeping).
+rows interleave, with its time per iteration outside the draft and the verify pass (the verdict, the policy's
+search and its bookkeeping).
 """
 
 from __future__ import annotations
@@ -37,12 +38,17 @@ def speedups(path: str) -> dict[str, dict[str, float]]:
     return table
 
 
+def fixed(method: str) -> bool:
+    """A fixed shape's row with recording off (the rows the adaptive ones are held against)."""
+    return "rec off" in method and "adaptive" not in method
+
+
 def within(table: dict[str, dict[str, float]]) -> None:
     """Each adaptive row's categories within `LINE` of the best fixed row with recording off."""
-    fixed = [m for m in table if "rec off" in m and "adaptive" not in m]
+    shapes = [m for m in table if fixed(m)]
     for method in [m for m in table if "adaptive" in m]:
-        misses = [f"{c} {v:.2f}× against {max(table[f][c] for f in fixed):.2f}×" for c, v in table[method].items()
-                  if v < LINE * max(table[f][c] for f in fixed)]
+        misses = [f"{c} {v:.2f}× against {max(table[f][c] for f in shapes):.2f}×" for c, v in table[method].items()
+                  if v < LINE * max(table[f][c] for f in shapes)]
         print(f"  {method}: {len(table[method]) - len(misses)} of {len(table[method])} within 3%; misses: "
               + (", ".join(misses) or "none"))
 
@@ -66,10 +72,10 @@ def table(path: str) -> str:
     for kind in sorted({r["category"] for r in rows}):
         mine = [r for r in rows if r["category"] == kind]
         default = next(r for r in mine if "adaptive trees" in r["method"])
-        fixed = [r for r in mine if "adaptive" not in r["method"]]
+        shapes = [r for r in mine if fixed(r["method"])]
         cells = [kind]
         for key in ("speedup", "after_first"):
-            best = max(fixed, key=lambda r: r[key]["median"])
+            best = max(shapes, key=lambda r: r[key]["median"])
             ratio = default[key]["median"] / best[key]["median"]
             cells += [_speed(default, key), _speed(best, key, " " + _label(best["method"])),
                       f"**{ratio:.3f}**" if ratio < LINE else f"{ratio:.3f}"]

@@ -89,7 +89,6 @@ def corpus_prompts(per_kind: int, seed: int, target: LoadedModel, min_tokens: in
     return prompts
 
 
-
 def prompt_set(spec: str, target: LoadedModel, seed: int, per_category: int | None = None,
                min_tokens: int = 0) -> list[BenchPrompt]:
     """`spec`'s prompts: `corpus:N` builds N training-split prompts a kind (`corpus_prompts`, `seed`), anything
