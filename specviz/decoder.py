@@ -24,7 +24,6 @@ iteration records the choice.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from functools import lru_cache
 
 import torch
 
@@ -76,7 +75,6 @@ class Run:
         self.warper = Warper(settings)
         self.clock = Clock(target.device)
         self.generator = torch.Generator(device=target.device).manual_seed(settings.seed)
-        self.token_text = lru_cache(maxsize=None)(lambda i: target.tokenizer.decode([i]))
         self.trace = Trace(prompt=prompt, prompt_ids=prompt_ids,
                            target=target.name, drafter=drafter.name if drafter else "none (baseline)",
                            settings=settings, device=str(target.device),
@@ -171,7 +169,7 @@ class Run:
         if isinstance(self.lm, RemoteTarget):
             iteration.server_time = self.lm.server_time
             iteration.p_unknown = self.lm.unknown if s.rule == "sampling" else None
-        return record_iteration(iteration, p, draft, verdict, s, self.token_text)
+        return record_iteration(iteration, p, draft, verdict, s, self.target.token_text)
 
     def _emitted(self, accepted: list[int], verdict: verification.Verdict, budget: int) -> list[int]:
         """Accepted drafts then the recovered or bonus token, cut at EOS and at max_new_tokens (which

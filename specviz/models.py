@@ -61,6 +61,14 @@ class LoadedModel:
     device: torch.device
     dtype: torch.dtype
     eos_ids: frozenset[int] = field(default_factory=frozenset)
+    texts: dict[int, str] = field(default_factory=dict, repr=False, compare=False)   # token id -> its text
+
+    def token_text(self, token: int) -> str:
+        """One token's text, decoded once for every run on the model: each iteration's record shows the
+        top-k tokens of p and q, and most of them were shown before."""
+        if token not in self.texts:
+            self.texts[token] = self.tokenizer.decode([token])
+        return self.texts[token]
 
     @property
     def is_encoder_decoder(self) -> bool:

@@ -104,11 +104,15 @@ def kept_chances(p: torch.Tensor, q: torch.Tensor, draft: torch.Tensor, parents:
     acceptance rate α is the expectation of this over prefixes), a picked one (a tree's top-k, a copy,
     whose q is one-hot) with p(token). Known exactly once the target has scored the node, it is the 0/1
     verdict's mean without the coin flip's noise, and the drawn draft's chance without the luck of the
-    draw: at a temperature above 0 a flat p keeps a drawn draft more often than its one likeliest token."""
-    rows = p[_rows(chain(len(q)) if parents is None else parents, p.device)]
-    drawn = torch.minimum(rows, q).sum(dim=-1)
-    picked = rows.gather(-1, draft[:, None]).squeeze(-1)
-    return drawn if sampled is None else torch.where(torch.tensor(sampled, device=p.device), drawn, picked)
+    draw: at a temperature above 0 a flat p keeps a drawn draft more often than its one likeliest token.
+    Only the drawn nodes' rows of p are gathered whole (a tree's picked nodes outnumber them)."""
+    rows = _rows(chain(len(q)) if parents is None else parents, p.device)
+    if sampled is None:
+        return torch.minimum(p[rows], q).sum(dim=-1)
+    chances = p[rows, draft]
+    drawn = torch.tensor(sampled, device=p.device).nonzero().squeeze(-1)
+    chances[drawn] = torch.minimum(p[rows[drawn]], q[drawn]).sum(dim=-1)
+    return chances
 
 
 def greedy(p: torch.Tensor, draft: torch.Tensor, parents: list[int] | None = None) -> Verdict:
