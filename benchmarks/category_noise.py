@@ -14,7 +14,9 @@ With `--table`, each file's default (the adaptive trees) against the best fixed 
 markdown table: medians with the rounds' min–max, end to end and after the prefill; then each row pooled over
 all its runs (total time over total tokens), which spreads a slowdown of the machine over every row alike as the
 rows interleave, with its time per iteration outside the draft and the verify pass (the verdict, the policy's
-search and its bookkeeping).
+search and its bookkeeping). With `--rounds`, that table once over all the files' rounds joined, for runs of one
+command where the policy reads no clock (greedy: every file's rows draft alike), so that a kind's medians rest on
+twice the rounds.
 """
 
 from __future__ import annotations
@@ -53,34 +55,9 @@ def within(table: dict[str, dict[str, float]]) -> None:
               + (", ".join(misses) or "none"))
 
 
-def _speed(row: dict, key: str, label: str = "") -> str:
-    v = row[key]
-    return f"{v['median']:.2f}×{label} ({v['low']:.2f}–{v['high']:.2f})"
-
-
 def _label(method: str) -> str:
     shape = method.split(" lookup+eagle ", 1)[-1].removesuffix(" rec off")
     return shape.replace("γ=", "chain γ=")
-
-
-def table(path: str) -> str:
-    """Markdown: per kind, the default against the fastest fixed row with recording off, the ratio in bold when
-    below `LINE`; the fastest is chosen separately end to end and after the prefill."""
-    rows = [r for r in json.load(open(path))["rows"] if r["category"] != "all" and r["speedup"] and not r["record"]]
-    lines = ["| kind | default | best fixed | default / best fixed | after the prefill: default | best fixed "
-             "| default / best fixed |", "| --- " * 7 + "|"]
-    for kind in sorted({r["category"] for r in rows}):
-        mine = [r for r in rows if r["category"] == kind]
-        default = next(r for r in mine if "adaptive trees" in r["method"])
-        shapes = [r for r in mine if fixed(r["method"])]
-        cells = [kind]
-        for key in ("speedup", "after_first"):
-            best = max(shapes, key=lambda r: r[key]["median"])
-            ratio = default[key]["median"] / best[key]["median"]
-            cells += [_speed(default, key), _speed(best, key, " " + _label(best["method"])),
-                      f"**{ratio:.3f}**" if ratio < LINE else f"{ratio:.3f}"]
-        lines.append("| " + " | ".join(cells) + " |")
-    return "\n".join(lines)
 
 
 def pooled(path: str) -> str:
@@ -96,6 +73,40 @@ def pooled(path: str) -> str:
         lines.append(line + (f", {1000 * outside / iterations:.1f} ms an iteration outside the draft and the verify "
                              "pass" if iterations else ""))
     return "\n".join(lines)
+
+
+def table(paths: list[str]) -> str:
+    """Markdown: per kind, the default against the fastest fixed row with recording off, each the median (and
+    min–max) over every round of every file of its speedup in that round, over the target alone in the same
+    round as the bench pairs them (one file: its own table's numbers), end to end and after the prefill, the
+    fastest chosen separately for each; the ratio in bold when below `LINE`."""
+    runs = [r | {"file": i} for i, path in enumerate(paths) for r in json.load(open(path))["runs"]
+            if " rec on" not in r["method"] and (r["method"] == "engine baseline" or fixed(r["method"])
+                                                 or "adaptive trees" in r["method"])]
+    alone = {(r["file"], r["prompt"], r["repeat"]): r for r in runs if r["method"] == "engine baseline"}
+
+    def per_token(r: dict, after: bool) -> float:
+        return (r["seconds"] - after * r["first_seconds"]) / (r["tokens"] - after * r["first_tokens"])
+
+    lines = ["| kind | rounds | default | best fixed | default / best fixed | after the prefill: default "
+             "| best fixed | default / best fixed |", "| --- " * 8 + "|"]
+    for kind in sorted({r["category"] for r in runs}):
+        mine = [r for r in runs if r["category"] == kind and r["method"] != "engine baseline"]
+        default = next(r["method"] for r in mine if "adaptive trees" in r["method"])
+        cells = [kind, str(sum(r["method"] == default for r in mine))]
+        for after in (False, True):
+            speeds = {m: [per_token(alone[r["file"], r["prompt"], r["repeat"]], after) / per_token(r, after)
+                          for r in mine if r["method"] == m] for m in dict.fromkeys(r["method"] for r in mine)}
+            best = max((m for m in speeds if fixed(m)), key=lambda m: statistics.median(speeds[m]))
+            ratio = statistics.median(speeds[default]) / statistics.median(speeds[best])
+            cells += [_spread(speeds[default]), _spread(speeds[best], " " + _label(best)),
+                      f"**{ratio:.3f}**" if ratio < LINE else f"{ratio:.3f}"]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def _spread(speeds: list[float], label: str = "") -> str:
+    return f"{statistics.median(speeds):.2f}×{label} ({min(speeds):.2f}–{max(speeds):.2f})"
 
 
 def noise(tables: list[dict[str, dict[str, float]]]) -> float:
@@ -121,7 +132,10 @@ def chance_of_a_miss(sigma: float, gaps: tuple[float, ...], draws: int = 100_000
 if __name__ == "__main__":
     if sys.argv[1] == "--table":
         for path in sys.argv[2:]:
-            print(f"{path}\n\n{table(path)}\n\npooled over every run:\n{pooled(path)}\n")
+            print(f"{path}\n\n{table([path])}\n\npooled over every run:\n{pooled(path)}\n")
+        sys.exit()
+    if sys.argv[1] == "--rounds":
+        print(table(sys.argv[2:]))
         sys.exit()
     tables = [speedups(path) for path in sys.argv[1:]]
     for path, speeds in zip(sys.argv[1:], tables):
