@@ -62,16 +62,22 @@ def _label(method: str) -> str:
 
 def pooled(path: str) -> str:
     """Each row with recording off: milliseconds per token and, where the row counts iterations (the engine's),
-    the milliseconds per iteration outside the draft and the verify pass."""
+    the milliseconds per iteration outside the draft and the verify pass, then those of the verify pass and of
+    the draft in the iterations after the prefill (the first iteration's time taken from the verify pass's)."""
     runs = [r for r in json.load(open(path))["runs"] if " rec on" not in r["method"]]
     lines = []
     for method in dict.fromkeys(r["method"] for r in runs):
         mine = [r for r in runs if r["method"] == method]
         seconds, iterations = sum(r["seconds"] for r in mine), sum(r["iterations"] or 0 for r in mine)
-        outside = seconds - sum((r["draft_seconds"] or 0) + (r["verify_seconds"] or 0) for r in mine)
+        draft, verify = (sum(r[key] or 0 for r in mine) for key in ("draft_seconds", "verify_seconds"))
         line = f"  {method}: {1000 * seconds / sum(r['tokens'] for r in mine):.1f} ms a token"
-        lines.append(line + (f", {1000 * outside / iterations:.1f} ms an iteration outside the draft and the verify "
-                             "pass" if iterations else ""))
+        if iterations:
+            later = iterations - len(mine)
+            verify_later = verify - sum(r["first_seconds"] for r in mine)
+            line += (f", {1000 * (seconds - draft - verify) / iterations:.1f} ms an iteration outside the draft and "
+                     f"the verify pass; after the prefill, verify {1000 * verify_later / later:.1f} ms and draft "
+                     f"{1000 * draft / later:.1f} ms an iteration")
+        lines.append(line)
     return "\n".join(lines)
 
 

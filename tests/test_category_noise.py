@@ -42,19 +42,24 @@ def test_the_default_is_set_against_the_fastest_fixed_row_over_every_rounds_medi
 
 
 def run(method: str, seconds: float, tokens: int, iterations: int | None, draft: float | None,
-        verify: float | None) -> dict:
+        verify: float | None, first: float | None = None) -> dict:
     return {"method": method, "seconds": seconds, "tokens": tokens, "iterations": iterations,
-            "draft_seconds": draft, "verify_seconds": verify}
+            "draft_seconds": draft, "verify_seconds": verify, "first_seconds": first}
 
 
 def test_a_row_pooled_over_its_runs_is_total_time_over_total_tokens_and_recording_rows_are_left_out(tmp_path):
-    """transformers' rows count no iterations: their time per token only."""
-    runs = [run("engine baseline", 4.0, 48, 48, 0.0, 3.952), run("engine baseline", 2.0, 48, 48, 0.0, 1.952),
-            run("engine γ=2 rec off", 1.0, 48, 20, 0.2, 0.7), run("engine γ=2 rec off", 3.0, 48, 20, 0.4, 2.5),
-            run("engine γ=2 rec on", 9.0, 48, 20, 0.2, 0.7), run("transformers γ=2", 2.4, 48, None, None, None)]
+    """transformers' rows count no iterations: their time per token only. The prefill's iteration leaves the
+    verify pass's time an iteration after it."""
+    runs = [run("engine baseline", 4.0, 48, 48, 0.0, 3.952, 0.952),
+            run("engine baseline", 2.0, 48, 48, 0.0, 1.952, 0.952),
+            run("engine γ=2 rec off", 1.0, 48, 21, 0.2, 0.7, 0.2),
+            run("engine γ=2 rec off", 3.0, 48, 21, 0.4, 2.5, 0.2),
+            run("engine γ=2 rec on", 9.0, 48, 20, 0.2, 0.7, 0.2), run("transformers γ=2", 2.4, 48, None, None, None)]
     path = tmp_path / "bench.json"
     path.write_text(json.dumps({"runs": runs}))
     assert pooled(str(path)).splitlines() == [
-        "  engine baseline: 62.5 ms a token, 1.0 ms an iteration outside the draft and the verify pass",
-        "  engine γ=2 rec off: 41.7 ms a token, 5.0 ms an iteration outside the draft and the verify pass",
+        "  engine baseline: 62.5 ms a token, 1.0 ms an iteration outside the draft and the verify pass; after the "
+        "prefill, verify 42.6 ms and draft 0.0 ms an iteration",
+        "  engine γ=2 rec off: 41.7 ms a token, 4.8 ms an iteration outside the draft and the verify pass; after the "
+        "prefill, verify 70.0 ms and draft 15.0 ms an iteration",
         "  transformers γ=2: 50.0 ms a token"]
