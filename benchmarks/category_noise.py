@@ -15,8 +15,8 @@ markdown table: medians with the rounds' min–max, end to end and after the pre
 all its runs (total time over total tokens), which spreads a slowdown of the machine over every row alike as the
 rows interleave, with its time per iteration outside the draft and the verify pass (the verdict, the policy's
 search and its bookkeeping). With `--rounds`, that table once over all the files' rounds joined, for runs of one
-command where the policy reads no clock (greedy: every file's rows draft alike), so that a kind's medians rest on
-twice the rounds.
+command, whose policy reads no clock and whose rows are seeded, so that every file's rows draft (and at T > 0 sample)
+alike: a kind's medians rest on more rounds of the clock, though at T > 0 on the same texts.
 """
 
 from __future__ import annotations
