@@ -64,6 +64,16 @@ def test_drafts_leave_the_last_place_to_the_bonus(trace):
     assert trace.iterations[-1].drafted == 0 or len(trace.iterations[-1].emitted_ids) > 1
 
 
+def test_every_text_shown_is_the_tokenizers_across_runs_on_one_model(tiny_llama_dirs):
+    target = load_model(str(tiny_llama_dirs[0]))
+    for seed in (1, 2):   # the second run reads texts the first one decoded
+        trace = generate(target, None, "w1 w2", DecodeSettings(temperature=1.0, max_new_tokens=8, seed=seed))
+        for it in trace.iterations:
+            ids = [it.final.token_id, *it.final.top.ids]
+            assert [it.final.token, *it.final.top.tokens] == [target.tokenizer.decode([i]) for i in ids]
+    assert set(target.texts) >= set(trace.generated_ids)
+
+
 def test_summary_statistics(trace):
     s = trace.summary()
     accepted = sum(it.accepted for it in trace.iterations)
