@@ -21,11 +21,44 @@ import time
 
 import torch
 from transformers import DynamicCache, EncoderDecoderCache
+from transformers.cache_utils import Cache, DynamicLayer
 
 from specviz.device import synchronize
 from specviz.errors import SpecvizError
 from specviz.models import LoadedModel, layer_states
 from specviz.tree import attention_mask, children, common_prefix, depths, is_chain
+
+MIN_ROOM = 256   # positions a layer's buffers hold at first
+
+
+class RoomyLayer(DynamicLayer):
+    """A layer's keys and values in buffers with room to grow: a pass writes its new entries in place and the
+    layer's `keys` and `values` are views of the filled part, so cutting them (`crop`, `_keep_path`) copies
+    nothing either. transformers' own layer grows by concatenation, copying the whole cache at every pass:
+    60 such copies (30 layers' keys and values) took 15.6 ms over 1 400 cached tokens of the embedded target,
+    one CPU thread, against a one-token pass of 75-150 ms. Room doubles when it runs out."""
+
+    def update(self, keys: torch.Tensor, values: torch.Tensor, *args, **kwargs) -> tuple[torch.Tensor, torch.Tensor]:
+        if not self.is_initialized:
+            self.lazy_initialization(keys, values)
+        held, new = self.get_seq_length(), keys.shape[-2]
+        room = getattr(self, "room", None)
+        if room is None or held + new > room[0].shape[-2] or (held and self.keys.data_ptr() != room[0].data_ptr()):
+            shape = (*keys.shape[:2], max(2 * (held + new), MIN_ROOM), keys.shape[-1])
+            room = keys.new_empty(shape), values.new_empty(shape)
+            if held:
+                room[0][:, :, :held], room[1][:, :, :held] = self.keys, self.values
+            self.room = room
+        room[0][:, :, held:held + new], room[1][:, :, held:held + new] = keys, values
+        self.keys, self.values = room[0][:, :, :held + new], room[1][:, :, :held + new]
+        return self.keys, self.values
+
+
+class RoomyCache(DynamicCache):
+    """transformers' dynamic cache with `RoomyLayer`s."""
+
+    def __init__(self):
+        Cache.__init__(self, layer_class_to_replicate=RoomyLayer)
 
 
 class CachedLM:
@@ -57,7 +90,7 @@ class CachedLM:
             self.encoder_outputs = self.model.get_encoder()(input_ids=ids)
             self.cache = EncoderDecoderCache(DynamicCache(), DynamicCache())
             return [self.model.config.decoder_start_token_id]
-        self.cache = DynamicCache()
+        self.cache = RoomyCache()
         return list(prompt_ids)
 
     @torch.inference_mode()
@@ -82,7 +115,7 @@ class CachedLM:
             self.fed = list(seq)
         else:
             self.cache = EncoderDecoderCache(DynamicCache(), DynamicCache()) \
-                if self.loaded.is_encoder_decoder else DynamicCache()
+                if self.loaded.is_encoder_decoder else RoomyCache()
         new = torch.tensor([seq[keep:]], device=self.loaded.device)
         extra = {"logits_to_keep": last} if self.keep_logits else {}
         if tree:
