@@ -16,11 +16,11 @@ import argparse
 import statistics
 
 from accepted_counts import default_pair
-from constant_ab import corpus_prompts
+from constant_ab import after_prefill, corpus_prompts
 from transformers import DynamicCache
 
 from specviz import kv_cache
-from specviz.decoder import Run
+from specviz.decoder import generate
 from specviz.settings import DecodeSettings
 from specviz.sizing import prepare
 
@@ -47,13 +47,9 @@ def main() -> None:
             kv_cache.RoomyCache = caches[arm]
             for prompt in prompts:
                 for method, (draft, settings, sizing) in methods.items():
-                    run = Run(target, draft, prompt.text, settings, sizing=sizing)
-                    for _ in run:
-                        pass
-                    trace, first = run.trace, run.trace.iterations[0]
-                    later = len(trace.generated_ids) - len(first.emitted_ids)
-                    times.setdefault((arm, method, prompt.id), []).append(
-                        1000 * (trace.wall_time - first.elapsed) / later)
+                    trace = generate(target, draft, prompt.text, settings, sizing=sizing)
+                    later = len(trace.generated_ids) - len(trace.iterations[0].emitted_ids)
+                    times.setdefault((arm, method, prompt.id), []).append(1000 * after_prefill(trace) / later)
                     tokens.setdefault((method, prompt.id), set()).add(tuple(trace.generated_ids))
     kv_cache.RoomyCache = caches["in place"]
     for (arm, method, prompt), values in sorted(times.items()):

@@ -38,11 +38,13 @@ class RoomyLayer(DynamicLayer):
     60 such copies (30 layers' keys and values) took 15.6 ms over 1 400 cached tokens of the embedded target,
     one CPU thread, against a one-token pass of 75-150 ms. Room doubles when it runs out."""
 
+    room: tuple[torch.Tensor, torch.Tensor] | None = None   # the keys' and values' buffers
+
     def update(self, keys: torch.Tensor, values: torch.Tensor, *args, **kwargs) -> tuple[torch.Tensor, torch.Tensor]:
         if not self.is_initialized:
             self.lazy_initialization(keys, values)
         held, new = self.get_seq_length(), keys.shape[-2]
-        room = getattr(self, "room", None)
+        room = self.room
         if room is None or held + new > room[0].shape[-2] or (held and self.keys.data_ptr() != room[0].data_ptr()):
             shape = (*keys.shape[:2], max(2 * (held + new), MIN_ROOM), keys.shape[-1])
             room = keys.new_empty(shape), values.new_empty(shape)
