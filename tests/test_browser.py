@@ -114,13 +114,18 @@ def settle(page, title: str | None = None, timeout: float = PAGE) -> None:
     page.wait_for_function(DRAWN)
 
 
-def rerun(page, act, timeout: float = PAGE) -> None:
+def rerun(page, act, timeout: float = PAGE, shown=None) -> None:
     """`act()`, an action that reruns the script, then until that run is over (`settle`). The page says
     the script is running only once the server has started it, so right after a click it may still say
-    notRunning from the run before: `settle` alone could return before the new run began."""
+    notRunning from the run before: `settle` alone could return before the new run began. So first wait
+    for the new run: `shown`, a locator only the new run's output matches, where the action has one (a
+    short run's running state can be drawn together with its end, and never be seen), else the count."""
     runs = page.evaluate("window.specvizRuns")
     act()
-    page.wait_for_function(f"window.specvizRuns > {runs}")
+    if shown is None:
+        page.wait_for_function(f"window.specvizRuns > {runs}")
+    else:
+        shown.wait_for(timeout=timeout)
     settle(page, timeout=timeout)
 
 

@@ -21,7 +21,7 @@ from test_browser import (
     settle,
 )
 
-from specviz.examples import PACK
+from specviz.examples import PACK, Example
 
 pytestmark = browser.pytestmark
 PAGES = ["Generate", "Lesson", "Iteration inspector", "Draft / verify table", "Speedup curves", "Theory", "Traces"]
@@ -45,12 +45,13 @@ def timed(page, act, done: str) -> float:
     return time.monotonic() - started
 
 
-def show_example(page, title: str) -> None:
+def show_example(page, example: Example) -> None:
     showing = page.get_by_role("combobox", name="Showing")
-    if showing.input_value() == f"Example: {title}":   # picking it again would not rerun
+    if showing.input_value() == f"Example: {example.title}":   # picking it again would not rerun
         return
     showing.click()
-    rerun(page, page.get_by_role("option", name=f"Example: {title}").click)
+    rerun(page, page.get_by_role("option", name=f"Example: {example.title}").click,
+          shown=page.locator("[data-testid='stSidebar']").get_by_text(f"Showing: example {example.name}:"))
 
 
 def step(page, button: str, number: int) -> float:
@@ -88,7 +89,7 @@ def test_a_class_from_the_shipped_examples(app_url):  # noqa: F811
     times: list[str] = []
     with app_page(url, 1600) as page:
         for example in PACK:
-            show_example(page, example.title)
+            show_example(page, example)
             for name in PAGES if example is PACK[0] else SHOTS[example.name] or ["Speedup curves"]:
                 seconds = timed(page, lambda name=name: page.get_by_role("link", name=name).click(),
                                 f"h1:has-text('{TITLES.get(name, name)}')")
@@ -102,7 +103,7 @@ def test_a_class_from_the_shipped_examples(app_url):  # noqa: F811
         chart = page.locator("[data-testid='stPlotlyChart']", has_text="Drafters side by side")  # below the fold
         chart.scroll_into_view_if_needed()
         chart.screenshot(path=OUT / "class-drafters.png")
-        show_example(page, next(e.title for e in PACK if e.study == "comparison"))
+        show_example(page, next(e for e in PACK if e.study == "comparison"))
         open_page(page, "Generate", "Generate")
         rerun(page, page.get_by_text("Race view").click)
         page.wait_for_selector(".specviz-race-lane")
