@@ -67,11 +67,17 @@ it drafts one node (a probe); each probe that fails doubles the gap, up to `MAX_
 accepted one resets it. On text no drafter can guess the probes cost a few percent of one
 iteration each, spread ever thinner.
 
+With `learn_costs` the policy prices by what this process timed (`specviz.learnt_costs`): the kept
+verify-cost curve scaled by two factors fitted to the target's passes (its one-token pass and what a wider
+pass adds), and the drafter's step by the run's own drafting time over its priced steps. Every search is
+priced again once a factor has moved by `REPRICE`.
+
 Losslessness: a shape is chosen from the iterations already finished (the state learns only after
 an iteration's verdict is final, and the chances it learns are read from that iteration's p), never
 from the current target pass, and every shape's verification reproduces the target's distribution,
-so the output stays distributed exactly as the target's. The policy reads no clock during the run:
-given the seed, an adaptive run is reproducible.
+so the output stays distributed exactly as the target's. Without `learn_costs` the policy reads no clock
+during the run: given the seed, an adaptive run is reproducible. With it, the shapes follow the machine's
+speed, so a sampled run's text (not its distribution) may differ between two runs of one seed.
 """
 
 from __future__ import annotations
@@ -79,6 +85,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from specviz import tree_size
+from specviz.learnt_costs import PassLog, PassPrice, StepPrice, priced
 from specviz.trace import Choice
 from specviz.tree import children
 from specviz.tree_size import Acceptance, TreeSize
@@ -91,6 +98,7 @@ MAX_PROBE_GAP = 64
 MARGIN = 0.03          # a draft must be predicted this much faster than the target alone
 CONTEXT_STEP = 128     # the verify cost is re-read at the context rounded down to a multiple of this
 TREE_LEAD = -tree_size.TIE   # a tree within this of the fastest chain's predicted rate is drafted
+REPRICE = 0.02         # learnt costs: a factor moved this much since the searches were priced prices them again
 
 
 @dataclass(frozen=True)
@@ -126,15 +134,22 @@ class State:
     idle: int = 0                       # iterations since the last draft
     context: int = 0                    # the context (rounded, `CONTEXT_STEP`) the searches in `best` priced
     probe_gap: int = FIRST_PROBE_GAP
-    priced: VerifyCost = field(init=False)   # `cost` at `context`, read again only when `context` moves
+    log: PassLog | None = None          # the target's timed passes, when the costs are learnt
+    passes: PassPrice | None = None     # ... read into the verify pass's factors
+    steps: StepPrice = field(default_factory=StepPrice)   # the run's drafting time over its priced steps
+    factors: tuple[float, float, float] = (1.0, 1.0, 1.0)   # (pass a, pass b, drafter step) the searches priced
+    priced: VerifyCost = field(init=False)   # `cost` at `context`, times the factors, read again when either moves
 
     def __post_init__(self):
         self.priced = self.cost.at_context(self.context)
+        if self.log is not None:
+            self.passes = PassPrice(self.cost)
 
 
-def start(prior: Acceptance, cost: VerifyCost, space: Space) -> State:
-    """The state before the first iteration: no evidence yet, each situation's table to start at the prior."""
-    return State(prior, cost, space)
+def start(prior: Acceptance, cost: VerifyCost, space: Space, log: PassLog | None = None) -> State:
+    """The state before the first iteration: no evidence yet, each situation's table to start at the prior;
+    with the target's `log`, costs learnt from it and from the run's drafting (`learnt_costs`)."""
+    return State(prior, cost, space, log=log)
 
 
 def evidence(state: State, situation: str = "") -> Evidence:
@@ -151,7 +166,27 @@ def estimates(state: State, situation: str = "") -> Acceptance:
     """P̂[d][r] = hits / tries (the prior's among them, faded), with the prior's costs."""
     table = evidence(state, situation)
     rank = [[h / t for h, t in zip(hit, tried)] for hit, tried in zip(table.hits, table.tries)]
-    return replace(state.prior, rank=rank)
+    step = state.factors[2]
+    if step == 1.0:
+        return replace(state.prior, rank=rank)
+    tree_step = state.prior.tree_step and state.prior.tree_step * step
+    return replace(state.prior, rank=rank, draft_step=state.prior.draft_step * step, tree_step=tree_step)
+
+
+def reprice(state: State) -> None:
+    """Learnt costs: read the passes timed since the last choice; once a factor has moved by `REPRICE` since the
+    searches were priced, price the curve at the run's context by the new factors and drop the searches."""
+    state.passes.learn(state.log)
+    factors = (*state.passes.factors, state.steps.factor(state.prior.draft_step))
+    if any(abs(new - old) > REPRICE * max(new, old) for new, old in zip(factors, state.factors)):
+        state.factors, state.best = factors, {}
+        state.priced = priced(state.cost.at_context(state.context), *factors[:2])
+
+
+def observe_drafting(state: State, choice: Choice, seconds: float, calls: int) -> None:
+    """Learnt costs: an iteration's drafting time, against its `calls` drafter steps priced at the sizing's step."""
+    if calls:
+        state.steps.learn(seconds, calls * tree_size.drafter_seconds(state.prior, choice.branches))
 
 
 def choose(state: State, budget: int, situation: str = "", context: int = 0) -> Choice:
@@ -160,7 +195,10 @@ def choose(state: State, budget: int, situation: str = "", context: int = 0) -> 
     else no draft, or a one-node probe once the policy has waited long enough."""
     rounded = context // CONTEXT_STEP * CONTEXT_STEP
     if rounded != state.context:   # the passes cost more now: every search is priced again
-        state.context, state.priced, state.best = rounded, state.cost.at_context(rounded), {}
+        state.context, state.best = rounded, {}
+        state.priced = priced(state.cost.at_context(rounded), *state.factors[:2])
+    if state.log is not None:
+        reprice(state)
     cost = state.priced
     acc = estimates(state, situation)
     alone = tree_size.predict(acc, cost, 0, 1, 0)
@@ -174,14 +212,15 @@ def choose(state: State, budget: int, situation: str = "", context: int = 0) -> 
         state.best[situation, depth] = tree_size.search(acc, cost, depth, branches, space.nodes, copy, TREE_LEAD) \
             if depth > 0 else None
     best = state.best[situation, depth]
+    learnt = state.factors if state.log is not None else ()
     if best is not None and best.tokens_per_s > alone.tokens_per_s * (1 + MARGIN):
         return Choice(best.gamma, best.branches, best.nodes, best.expected_tokens,
-                      best.tokens_per_s / alone.tokens_per_s, alpha, situation=situation)
+                      best.tokens_per_s / alone.tokens_per_s, alpha, situation=situation, costs=learnt)
     if depth > 0 and state.idle >= state.probe_gap:
         probe = tree_size.predict(copy or acc, cost, 1, 1, 1)
         return Choice(1, 1, 1, probe.expected_tokens, probe.tokens_per_s / alone.tokens_per_s, alpha, probe=True,
-                      situation=situation)
-    return Choice(0, 1, 0, 1.0, 1.0, alpha, situation=situation)
+                      situation=situation, costs=learnt)
+    return Choice(0, 1, 0, 1.0, 1.0, alpha, situation=situation, costs=learnt)
 
 
 def observe(state: State, choice: Choice, parents: list[int], path: list[int], kept: list[float] | None = None) -> None:

@@ -139,6 +139,10 @@ def add_decode_arguments(parser: argparse.ArgumentParser) -> None:
                              "is the prior and gives the costs, measured once and cached); --gamma, --branches and "
                              "--nodes are then the largest it may draft (with --auto-size: the sizer's range); in "
                              "sweep: one adaptive run of chains up to the largest γ, beside the fixed ones")
+    parser.add_argument("--learn-costs", action="store_true",
+                        help="with --adaptive: price the drafts by the target's passes timed in this process and "
+                             "the run's own drafting time, not by the costs measured once (the shapes then follow "
+                             "the machine's speed, so a seed no longer fixes a sampled run's text)")
     parser.add_argument("--verify", default=d.verify, choices=VERIFY_RULES,
                         help="sampling: lossless rejection sampling; greedy: argmax match; spec: SpecDec beta/tau")
     parser.add_argument("--temperature", type=float, default=d.temperature, help="0 means greedy (default 1.0)")
@@ -182,7 +186,8 @@ def settings_from_args(args: argparse.Namespace) -> DecodeSettings:
         max_new_tokens=args.max_new_tokens, record_top_k=args.record_top_k,
         first_target=args.first_target, target_latency_ms=args.target_latency_ms,
         draft_confidence=args.draft_confidence, branches=args.branches, nodes=args.nodes,
-        auto_size=args.auto_size, adaptive=args.adaptive, target_url=args.target_url, target_model=args.target_model,
+        auto_size=args.auto_size, adaptive=args.adaptive, learn_costs=args.learn_costs, target_url=args.target_url,
+        target_model=args.target_model,
         target_logprobs=args.target_logprobs, target_timeout_s=args.target_timeout)
 
 

@@ -63,7 +63,7 @@ class Run:
                                    "specviz.sizing.prepare")
             self.policy = adaptive.start(sizing.acceptance, sizing.cost, adaptive.Space(
                 settings.gamma, settings.branches, settings.nodes or max(tree_size.BUDGETS),
-                drafter.chain_situations))
+                drafter.chain_situations), target.passes if settings.learn_costs else None)
         self.target = target
         self.drafter = drafter
         self.settings = settings
@@ -71,6 +71,8 @@ class Run:
         self.lm = remote_target(target, drafter, settings, self.vocab) if settings.target_url else \
             CachedLM(target, use_cache=use_cache, latency_ms=settings.target_latency_ms)
         self.observe = drafter.observe if drafter is not None and drafter.reads_features else None
+        # the target's passes as this machine runs them (`learnt_costs`): no server's, no simulated latency
+        self.logs_passes = isinstance(self.lm, CachedLM) and not settings.target_latency_ms
         self.layers = drafter.feature_layers if self.observe is not None else (-1,)
         self.warper = Warper(settings)
         self.clock = Clock(target.device)
@@ -145,6 +147,8 @@ class Run:
                                             layers=self.layers)
         logits = logits[:, : self.vocab]
         t2 = self.clock.now()
+        if index > 0 and self.logs_passes:   # the first pass computes the prompt too
+            self.target.passes.add(len(drafted) + 1, len(seq), self.trace.threads, t2 - t1)
         p = self.warper.probs(logits)
         if s.rule == "sampling":
             verdict = verification.lossless(p, draft.q, draft.tokens, self.generator, draft.parents, draft.sampled)
@@ -162,6 +166,8 @@ class Run:
             kept = verification.kept_chances(p, draft.q, draft.tokens, draft.parents, draft.sampled).tolist() \
                 if s.rule == "sampling" and drafted else None
             adaptive.observe(self.policy, choice, draft.parents, verdict.path, kept)
+            if s.learn_costs:
+                adaptive.observe_drafting(self.policy, choice, t1 - t0, draft.calls)
         iteration = Iteration(index=index, drafted=len(drafted), accepted=verdict.accepted,
                               emitted_ids=emitted, draft_time=t1 - t0, verify_time=t2 - t1,
                               sample_time=t3 - t2, draft_calls=draft.calls, unsure=draft.unsure,

@@ -28,6 +28,7 @@ from transformers import (
 from specviz.device import pick_device, pick_dtype, steady_attention
 from specviz.errors import SpecvizError
 from specviz.grouped_attention import use_grouped_attention
+from specviz.learnt_costs import PassLog
 from specviz.packed_linear import can_pack, pack_linears
 
 EMBEDDED = "embedded"
@@ -62,6 +63,7 @@ class LoadedModel:
     dtype: torch.dtype
     eos_ids: frozenset[int] = field(default_factory=frozenset)
     texts: dict[int, str] = field(default_factory=dict, repr=False, compare=False)   # token id -> its text
+    passes: PassLog = field(default_factory=PassLog, repr=False, compare=False)   # its verify passes timed here
 
     def token_text(self, token: int) -> str:
         """One token's text, decoded once for every run on the model: each iteration's record shows the

@@ -32,6 +32,8 @@ class DecodeSettings:
     shape with the most expected tokens per second (`specviz.adaptive`), no draft at all included:
     `gamma` is then the deepest it may draft, `branches` the most children per node (1: chains only) and
     `nodes` the largest tree (0: the sizer's largest); with `auto_size` too, the sizer's whole range.
+    With `learn_costs` too, it prices its drafts by the target's passes timed in this process and its own
+    drafting time rather than by the costs measured once (`specviz.learnt_costs`).
 
     A remote target (`target_url`, `specviz.remote`): the server at that URL, serving `target_model`
     (empty: the one it serves), verifies; the local target lends its tokenizer (and to trained drafters
@@ -57,6 +59,7 @@ class DecodeSettings:
     nodes: int = 0
     auto_size: bool = False
     adaptive: bool = False
+    learn_costs: bool = False
     target_url: str = ""
     target_model: str = ""
     target_logprobs: int = 20
@@ -84,6 +87,7 @@ class DecodeSettings:
              "the auto size measures a local target's passes: size the tree by hand for a remote target"),
             (not (self.adaptive and self.target_url),
              "adaptive drafting predicts from a local target's measured passes: fix the draft for a remote target"),
+            (self.adaptive or not self.learn_costs, "learn_costs prices an adaptive run's drafts: set adaptive too"),
         ]
         for ok, message in checks:
             if not ok:

@@ -40,7 +40,8 @@ Choice: gamma (the depth chosen; 0: no draft), branches, nodes, expected_tokens 
   tokens/s over the target alone's), alpha (the running estimate of depth 1's acceptance when it was
   chosen), probe (drafted to learn rather than predicted faster), situation (what the drafter knew of
   its chances before drafting, e.g. prompt lookup's "match 3", whose estimates chose; "" for one table;
-  a file without it loads with "").
+  a file without it loads with ""), costs (a run that learns its costs: the factors it priced by, the
+  verify pass's a and b and the drafter step's, `specviz.learnt_costs`; empty otherwise or in an older file).
 TopK: ids, tokens, probs.
 `summary` is recomputed from the iterations on load; it is saved for readers of the file.
 """
@@ -112,6 +113,7 @@ class Choice:
     alpha: float               # the estimate of depth 1's acceptance (the drafter's first guess, drawn) when chosen
     probe: bool = False        # drafted to learn, not because it was predicted faster
     situation: str = ""        # what the drafter knew before drafting (`Drafter.situation`), whose estimates chose
+    costs: tuple[float, ...] = ()   # learnt costs (`learnt_costs`): the factors (a, b, drafter step) it priced by
 
 
 @dataclass
@@ -334,7 +336,8 @@ def _iteration(data: dict) -> Iteration:
         final = FinalToken(**{**final, "top": _topk(final["top"])})
     choice = data.get("choice")
     return Iteration(**{**data, "drafts": drafts, "final": final,
-                        "choice": Choice(**choice) if choice is not None else None})
+                        "choice": Choice(**{**choice, "costs": tuple(choice.get("costs", ()))})
+                        if choice is not None else None})
 
 
 def text_segments(trace: Trace, include_rejected: bool = True) -> list[tuple[str, str]]:

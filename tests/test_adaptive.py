@@ -4,6 +4,7 @@ chosen from finished iterations only."""
 
 from __future__ import annotations
 
+import time
 from collections import Counter
 from dataclasses import replace
 
@@ -15,6 +16,7 @@ from test_tree_size import ONE_THREAD, cost
 from specviz import DecodeSettings, Run, adaptive, generate, load_model, sizing, tree_size
 from specviz.drafters import DraftModelDrafter, NgramDrafter
 from specviz.errors import SpecvizError
+from specviz.kv_cache import CachedLM
 from specviz.trace import Choice
 from specviz.tree_size import Acceptance, Sizing
 
@@ -257,6 +259,21 @@ def test_greedy_adaptive_runs_reproduce_the_target_alone(models, branches, which
         assert any(c.branches > 1 for c in choices)
 
 
+def test_a_greedy_run_that_learns_its_costs_reproduces_the_target_alone_and_prices_by_the_clock(models):
+    """The sizing here prices a one-token pass at 20 ms; the tiny target's take about a millisecond, so the
+    policy, learning from the passes timed (these runs' and the target's earlier ones), scales the curve down."""
+    target, _, other = models
+    settings = adaptive_settings(gamma=5, branches=3, nodes=12, temperature=0.0, max_new_tokens=30, learn_costs=True)
+    alone = generate(target, None, PROMPT, settings).generated_ids
+    logged = target.passes.total
+    run = Run(target, DraftModelDrafter(other), PROMPT, settings, sizing=pair_sizing(flat(0.6, ranks=(0.3, 0.1, 0.0))))
+    list(run)
+    assert run.trace.generated_ids == alone
+    assert target.passes.total == logged + len(run.trace.iterations) - 1   # every pass after the prompt's
+    a, _, _ = run.policy.factors
+    assert a < 0.5
+
+
 def test_a_greedy_adaptive_run_with_prompt_lookup_chooses_by_situation(models):
     """Prompt lookup on a prompt that repeats itself: the shapes are chosen in more than one situation,
     each recorded with its choice, and the output is the target's own."""
@@ -339,14 +356,27 @@ def test_the_policy_learns_chances_when_sampling_and_verdicts_when_greedy(models
     assert drafted and all((kept is None) == (temperature == 0) for kept in drafted)
 
 
-@pytest.mark.parametrize("branches", [1, 3], ids=["chains", "trees"])
-def test_adaptive_sampling_matches_the_target_distribution(models, branches):
+@pytest.mark.parametrize(("branches", "learn_costs"), [(1, False), (3, False), (1, True)],
+                         ids=["chains", "trees", "chains, costs learnt"])
+def test_adaptive_sampling_matches_the_target_distribution(models, monkeypatch, branches, learn_costs):
     """Temperature 1, three tokens per run: the first iteration drafts up to two, and the second's shape
     depends on the first's verdicts (a rejection lowers the estimate below the break-even of a draft).
-    The first two tokens over many seeds follow the target's p(x1) p(x2 | x1)."""
+    The first two tokens over many seeds follow the target's p(x1) p(x2 | x1). Learning its costs, the
+    policy also reads the clock of the passes before (this run's first, and every earlier run's): there the
+    target's pass takes 5 ms more, as a larger target's would, so that a drafter as large as the tiny target
+    still pays."""
     target, _, other = models
+    if learn_costs:
+        logits = CachedLM.logits
+
+        def slower(*args, **kwargs):
+            out = logits(*args, **kwargs)
+            time.sleep(0.005)
+            return out
+
+        monkeypatch.setattr(CachedLM, "logits", slower)
     settings = adaptive_settings(gamma=2, branches=branches, nodes=4, temperature=1.0, max_new_tokens=3,
-                                 record=False)
+                                 record=False, learn_costs=learn_costs)
     shaped = pair_sizing(flat(0.5, ranks=(0.3, 0.1, 0.0)), [1, 1.3, 1.6, 1.9, 2.5, 3.0, 4.0])
     counts: Counter = Counter()
     shapes: Counter = Counter()
@@ -370,6 +400,9 @@ def test_the_bench_names_an_adaptive_method_and_runs_it_from_the_sizing(models):
     method = engine_method(target, DraftModelDrafter(other), "model", settings, sizing=acc)
     assert method.spec.name == "engine model adaptive chains ≤8 rec off" and method.spec.tree == "adaptive chains"
     assert len(method.run(BenchPrompt("p", "chat", PROMPT)).ids) == 6
+    learnt = engine_method(target, DraftModelDrafter(other), "model", replace(settings, branches=3, learn_costs=True),
+                           sizing=acc)
+    assert learnt.spec.name == "engine model adaptive trees, costs learnt ≤8 rec off"
 
 
 def test_the_prompts_no_drafter_can_help_with_load_as_a_bench_set():

@@ -4,6 +4,7 @@ adaptive level, the trace file keeping every choice (pure), and the pages that d
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import pytest
 from apps import APP, PAGE_TIMEOUT
@@ -41,10 +42,15 @@ def test_the_lesson_says_why_this_draft_length_with_the_numbers():
     assert "calibrated" in charts.lesson_steps(trace, 0)[1].body
     assert "situation" not in body and "<b>match 3</b>" in charts.lesson_steps(trace, 5)[1].body
     assert [s.title for s in charts.lesson_steps(synthetic_trace(16), 0)].count("Why this draft length") == 0
+    assert "clock" not in body
+    trace.iterations[2].choice = replace(choice, costs=(1.64, 2.1, 0.97))   # a run that learns its costs
+    learnt = charts.lesson_steps(trace, 2)[1].body
+    assert all(f in learnt for f in ("1.64× the kept curve", "2.10× the curve", "0.97× the sizing"))
 
 
 def test_a_trace_file_keeps_every_choice_and_an_old_one_loads_without():
     trace = synthetic_adaptive_trace()
+    trace.iterations[1].choice = replace(trace.iterations[1].choice, costs=(1.2, 1.5, 1.0))
     again = trace_from_dict(json.loads(json.dumps(trace.to_dict())))
     assert [it.choice for it in again.iterations] == [it.choice for it in trace.iterations]
     assert again.settings.adaptive
@@ -52,8 +58,8 @@ def test_a_trace_file_keeps_every_choice_and_an_old_one_loads_without():
     old["version"] = 4
     older = json.loads(json.dumps(old))
     for it in older["iterations"]:
-        del it["choice"]["situation"]
-    assert {it.choice.situation for it in trace_from_dict(older).iterations} == {""}
+        del it["choice"]["situation"], it["choice"]["costs"]
+    assert {(it.choice.situation, it.choice.costs) for it in trace_from_dict(older).iterations} == {("", ())}
     for it in old["iterations"]:
         del it["choice"]
     del old["settings"]["adaptive"]

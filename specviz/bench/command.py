@@ -64,6 +64,9 @@ def add_bench_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--adaptive", action="store_true",
                         help="also time each drafter adaptive (specviz.adaptive), with recording off: chains up to "
                              "depth 8, and trees over the sizer's whole range")
+    parser.add_argument("--learn-costs", action="store_true",
+                        help="with --adaptive: also the adaptive trees pricing their drafts by the costs timed "
+                             "during the bench (specviz.learnt_costs), beside those priced by the costs measured once")
     parser.add_argument("--temperature", type=float, default=0.0,
                         help="0 = greedy, outputs checked against the baseline (default 0)")
     parser.add_argument("--max-new-tokens", type=int, default=64, help="tokens per prompt (default 64)")
@@ -167,9 +170,9 @@ def run_bench(args: argparse.Namespace) -> None:
             methods.append(replace(engine_method(target, drafter, kind, settings, chat, held,
                                                  label="auto" if shape == "auto" else ""), prompts=subset))
         if args.adaptive:
-            for trees_too in (False, True):
+            for trees_too, learnt in ((False, False), (True, False), (True, True))[: 2 + args.learn_costs]:
                 prepared = prepare(target, drafter, replace(base, adaptive=True, gamma=max(DEPTHS),
-                                                            auto_size=trees_too))
+                                                            auto_size=trees_too, learn_costs=learnt))
                 methods.append(replace(engine_method(target, drafter, kind, prepared.settings, chat, held,
                                                      sizing=prepared.sizing), prompts=subset))
             notes += [f"The adaptive {kind} runs' sizing: {warning}." for warning in warnings(prepared.sizing)]

@@ -76,7 +76,8 @@ def engine_method(target: LoadedModel, drafter: Drafter | None, kind: str, setti
         tree = f"{settings.gamma}x{settings.branches}x{settings.nodes}" if sized else ""
         shape = f"tree {label + '=' if label else ''}{tree}" if tree else f"γ={settings.gamma}"
         if settings.adaptive:
-            tree = f"adaptive {'trees' if settings.branches > 1 else 'chains'}"
+            tree = f"adaptive {'trees' if settings.branches > 1 else 'chains'}" + \
+                (", costs learnt" if settings.learn_costs else "")
             shape = f"{tree} ≤{settings.gamma}"
         spec = MethodSpec(f"engine {kind} {shape}{_stop(settings)} rec {rec}", "engine", kind,
                           settings.gamma, settings.record, settings.draft_confidence, tree)

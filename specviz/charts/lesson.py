@@ -465,9 +465,20 @@ def _why_this_length(trace: Trace, index: int) -> LessonStep:
             "<p>Time per iteration = fixed work + depth × one drafter step + one target pass over N + 1 tokens "
             "(the measured verify-cost curve). A tree's drafter step runs its whole frontier in one batch and is "
             "timed on its own (on a CPU it costs more than a chain's one-node step). The choice maximises E over "
-            "that time, Leviathan et al.'s Theorem 3.8 with measured costs.</p>")
+            "that time, Leviathan et al.'s Theorem 3.8 with measured costs.</p>"
+            f"{_learnt(c.costs)}")
     return LessonStep("Why this draft length", body, "If the next three drafts are all rejected, what happens to "
                       "the draft length, and how does the policy ever find out that drafting pays again?")
+
+
+def _learnt(costs: tuple[float, ...]) -> str:
+    """What a run that learns its costs priced by: the kept curve and drafter step times the factors."""
+    if not costs:
+        return ""
+    a, b, step = costs
+    return (f"<p>This run learns its costs from the clock: the target's passes timed so far ran its one-token pass "
+            f"at {a:.2f}× the kept curve's and what each wider pass adds at {b:.2f}× the curve's, and its drafter "
+            f"steps at {step:.2f}× the sizing's; the time per iteration above was priced with these factors.</p>")
 
 
 def lesson_steps(trace: Trace, index: int) -> list[LessonStep]:
