@@ -10,7 +10,8 @@ best. Usage, from the repository root, with bench JSON files:
 
     python benchmarks/category_noise.py benchmarks/adaptive-t0-per2.json benchmarks/adaptive-t0-fit.json
 
-With `--table`, each file's default (the adaptive trees) against the best fixed row, kind by kind, as a
+With `--table`, each file's default (the adaptive trees; `--default=TEXT`: the row whose name holds TEXT, such as
+`--default="adaptive trees, costs learnt"`) against the best fixed row, kind by kind, as a
 markdown table: medians with the rounds' min–max, end to end and after the prefill; then each row pooled over
 all its runs (total time over total tokens), which spreads a slowdown of the machine over every row alike as the
 rows interleave, with its time per iteration outside the draft and the verify pass (the verdict, the policy's
@@ -28,6 +29,7 @@ import statistics
 import sys
 
 LINE = 0.97   # within 3% of the best fixed size
+DEFAULT = "adaptive trees ≤"   # the default's row ("adaptive trees, costs learnt": the learnt costs' row)
 
 
 def speedups(path: str) -> dict[str, dict[str, float]]:
@@ -81,11 +83,11 @@ def pooled(path: str) -> str:
     return "\n".join(lines)
 
 
-def table(paths: list[str]) -> str:
-    """Markdown: per kind, the default against the fastest fixed row with recording off, each the median (and
-    min–max) over every round of every file of its speedup in that round, over the target alone in the same
-    round as the bench pairs them (one file: its own table's numbers), end to end and after the prefill, the
-    fastest chosen separately for each; the ratio in bold when below `LINE`."""
+def table(paths: list[str], default: str = DEFAULT) -> str:
+    """Markdown: per kind, the default (the row whose name holds `default`) against the fastest fixed row with
+    recording off, each the median (and min–max) over every round of every file of its speedup in that round,
+    over the target alone in the same round as the bench pairs them (one file: its own table's numbers), end to
+    end and after the prefill, the fastest chosen separately for each; the ratio in bold when below `LINE`."""
     runs = [r | {"file": i} for i, path in enumerate(paths) for r in json.load(open(path))["runs"]
             if " rec on" not in r["method"] and (r["method"] == "engine baseline" or fixed(r["method"])
                                                  or "adaptive trees" in r["method"])]
@@ -98,14 +100,14 @@ def table(paths: list[str]) -> str:
              "| best fixed | default / best fixed |", "| --- " * 8 + "|"]
     for kind in sorted({r["category"] for r in runs}):
         mine = [r for r in runs if r["category"] == kind and r["method"] != "engine baseline"]
-        default = next(r["method"] for r in mine if "adaptive trees" in r["method"])
-        cells = [kind, str(sum(r["method"] == default for r in mine))]
+        row = next(r["method"] for r in mine if default in r["method"])
+        cells = [kind, str(sum(r["method"] == row for r in mine))]
         for after in (False, True):
             speeds = {m: [per_token(alone[r["file"], r["prompt"], r["repeat"]], after) / per_token(r, after)
                           for r in mine if r["method"] == m] for m in dict.fromkeys(r["method"] for r in mine)}
             best = max((m for m in speeds if fixed(m)), key=lambda m: statistics.median(speeds[m]))
-            ratio = statistics.median(speeds[default]) / statistics.median(speeds[best])
-            cells += [_spread(speeds[default]), _spread(speeds[best], " " + _label(best)),
+            ratio = statistics.median(speeds[row]) / statistics.median(speeds[best])
+            cells += [_spread(speeds[row]), _spread(speeds[best], " " + _label(best)),
                       f"**{ratio:.3f}**" if ratio < LINE else f"{ratio:.3f}"]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
@@ -136,15 +138,17 @@ def chance_of_a_miss(sigma: float, gaps: tuple[float, ...], draws: int = 100_000
 
 
 if __name__ == "__main__":
-    if sys.argv[1] == "--table":
-        for path in sys.argv[2:]:
-            print(f"{path}\n\n{table([path])}\n\npooled over every run:\n{pooled(path)}\n")
+    chosen = [a.removeprefix("--default=") for a in sys.argv if a.startswith("--default=")]
+    args = [a for a in sys.argv[1:] if not a.startswith("--default=")]
+    if args[0] == "--table":
+        for path in args[1:]:
+            print(f"{path}\n\n{table([path], *chosen)}\n\npooled over every run:\n{pooled(path)}\n")
         sys.exit()
-    if sys.argv[1] == "--rounds":
-        print(table(sys.argv[2:]))
+    if args[0] == "--rounds":
+        print(table(args[1:], *chosen))
         sys.exit()
-    tables = [speedups(path) for path in sys.argv[1:]]
-    for path, speeds in zip(sys.argv[1:], tables):
+    tables = [speedups(path) for path in args]
+    for path, speeds in zip(args, tables):
         print(path)
         within(speeds)
     sigma = noise(tables)

@@ -41,6 +41,16 @@ def test_the_default_is_set_against_the_fastest_fixed_row_over_every_rounds_medi
     assert len(lines) == 4
 
 
+def test_the_learnt_costs_row_is_the_default_only_when_asked(tmp_path):
+    rows = ["baseline", "lookup+eagle γ=2 rec off", "lookup+eagle adaptive trees, costs learnt ≤8 rec off",
+            "lookup+eagle adaptive trees ≤8 rec off"]
+    path = tmp_path / "bench.json"
+    path.write_text(json.dumps({"runs": [timed(m, "chat", 0, t) for m, t in zip(rows, [4.8, 4.0, 3.0, 6.0])]}))
+    assert table([str(path)]).splitlines()[2].startswith("| chat | 1 | 0.80× (0.80–0.80) |")
+    learnt = table([str(path)], "adaptive trees, costs learnt").splitlines()[2]
+    assert learnt.startswith("| chat | 1 | 1.60× (1.60–1.60) | 1.20× chain γ=2 (1.20–1.20) | 1.333 |")
+
+
 def run(method: str, seconds: float, tokens: int, iterations: int | None, draft: float | None,
         verify: float | None, first: float | None = None) -> dict:
     return {"method": method, "seconds": seconds, "tokens": tokens, "iterations": iterations,
