@@ -163,14 +163,12 @@ def evidence(state: State, situation: str = "") -> Evidence:
 
 
 def estimates(state: State, situation: str = "") -> Acceptance:
-    """P̂[d][r] = hits / tries (the prior's among them, faded), with the prior's costs."""
+    """P̂[d][r] = hits / tries (the prior's among them, faded), with the prior's costs (learnt: scaled)."""
     table = evidence(state, situation)
     rank = [[h / t for h, t in zip(hit, tried)] for hit, tried in zip(table.hits, table.tries)]
-    step = state.factors[2]
-    if step == 1.0:
-        return replace(state.prior, rank=rank)
-    tree_step = state.prior.tree_step and state.prior.tree_step * step
-    return replace(state.prior, rank=rank, draft_step=state.prior.draft_step * step, tree_step=tree_step)
+    prior, step = state.prior, state.factors[2]   # the drafter step's learnt factor (1 unless learnt)
+    return replace(prior, rank=rank, draft_step=prior.draft_step * step,
+                   tree_step=prior.tree_step and prior.tree_step * step)
 
 
 def reprice(state: State) -> None:

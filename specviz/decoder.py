@@ -71,8 +71,8 @@ class Run:
         self.lm = remote_target(target, drafter, settings, self.vocab) if settings.target_url else \
             CachedLM(target, use_cache=use_cache, latency_ms=settings.target_latency_ms)
         self.observe = drafter.observe if drafter is not None and drafter.reads_features else None
-        # the target's passes as this machine runs them (`learnt_costs`): no server's, no simulated latency
-        self.logs_passes = isinstance(self.lm, CachedLM) and not settings.target_latency_ms
+        # the target's passes as this machine runs them (`learnt_costs`): cached, no server's, no simulated latency
+        self.logs_passes = isinstance(self.lm, CachedLM) and use_cache and not settings.target_latency_ms
         self.layers = drafter.feature_layers if self.observe is not None else (-1,)
         self.warper = Warper(settings)
         self.clock = Clock(target.device)
