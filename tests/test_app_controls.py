@@ -37,7 +37,7 @@ def test_controls_change_session_state(app):
     assert state["prompt"] == PROMPTS["Code"]
     app.switch_page("pages/inspector.py").run()
     assert app.slider(key="gamma").value == 7 and app.session_state["verify"] == "spec"
-    assert app.subheader[0].value.startswith("Iteration 0")  # the app opens on the first example
+    assert app.subheader[0].value.startswith("Iteration 1")  # the app opens on the first example's first draft
     switch_to(app, "live")
     assert "No trace yet" in app.info[0].value and app.slider(key="gamma").value == 7
 
@@ -93,6 +93,16 @@ def test_the_max_new_tokens_slider_keeps_to_the_hosts_limit(monkeypatch):
     slider = at.slider(key="max_new_tokens")
     assert (slider.max, slider.value) == (32, 32) and "at most 32" in slider.help
     assert "at most 500 tokens" in at.text_area(key="prompt").help
+
+
+def test_the_inspector_starts_at_an_examples_first_draft(app):
+    """The token-tree example's first iteration is the target's token alone (its drafter reads the target's
+    features); the inspector opens on the tree after it, and at a live run's first iteration."""
+    app.switch_page("pages/inspector.py").run()
+    switch_to(app, "token-tree")
+    assert app.subheader[0].value.startswith("Iteration 1: drafted 10")
+    switch_to(app, "copy-lookup")
+    assert app.subheader[0].value.startswith("Iteration 0: drafted 8")
 
 
 def test_an_examples_settings_fill_the_sidebar_and_stay(app):

@@ -21,13 +21,16 @@ SHARED = ("gamma sweep", "grid", "drafters")  # kinds an example without its own
 def shown() -> str:
     """LIVE, or the name of the example the pages show (the first one until the session has a trace)."""
     if "shown" not in st.session_state:
-        st.session_state.shown = LIVE if st.session_state.get("trace") is not None else PACK[0].name
+        show(LIVE if st.session_state.get("trace") is not None else PACK[0].name)
     return st.session_state.shown
 
 
 def show(name: str) -> None:
+    """Show `name`; the inspector starts at an example's first drafted iteration (its first is often the target's
+    token alone), and at the first iteration of the session's own runs."""
     st.session_state.shown = name
-    st.session_state.inspect_index = 0
+    its = [] if name == LIVE else _example(name)[0].iterations
+    st.session_state.inspect_index = next((it.index for it in its if it.drafted), 0)
 
 
 def shown_switch() -> None:
