@@ -144,6 +144,7 @@ def test_generate_and_inspector_show_the_tree(tree_trace):
     at.run()
     at.session_state["trace"] = tree_trace
     at.session_state["shown"] = "live"  # the app opened on an example
+    at.session_state["inspect_index"] = 0   # as showing the live runs does (`state.show`)
     at.switch_page("pages/generate.py").run()
     assert not at.exception
     trees = [c for c in at.get("plotly_chart") if ": the token " in c.proto.spec]
