@@ -134,22 +134,19 @@ class State:
     idle: int = 0                       # iterations since the last draft
     context: int = 0                    # the context (rounded, `CONTEXT_STEP`) the searches in `best` priced
     probe_gap: int = FIRST_PROBE_GAP
-    log: PassLog | None = None          # the target's timed passes, when the costs are learnt
-    passes: PassPrice | None = None     # ... read into the verify pass's factors
+    passes: PassPrice | None = None     # learnt costs: the target's timed passes read into the pass's factors
     steps: StepPrice = field(default_factory=StepPrice)   # the run's drafting time over its priced steps
     factors: tuple[float, float, float] = (1.0, 1.0, 1.0)   # (pass a, pass b, drafter step) the searches priced
     priced: VerifyCost = field(init=False)   # `cost` at `context`, times the factors, read again when either moves
 
     def __post_init__(self):
         self.priced = self.cost.at_context(self.context)
-        if self.log is not None:
-            self.passes = PassPrice(self.cost)
 
 
 def start(prior: Acceptance, cost: VerifyCost, space: Space, log: PassLog | None = None) -> State:
     """The state before the first iteration: no evidence yet, each situation's table to start at the prior;
     with the target's `log`, costs learnt from it and from the run's drafting (`learnt_costs`)."""
-    return State(prior, cost, space, log=log)
+    return State(prior, cost, space, passes=PassPrice(cost, log) if log is not None else None)
 
 
 def evidence(state: State, situation: str = "") -> Evidence:
@@ -174,7 +171,7 @@ def estimates(state: State, situation: str = "") -> Acceptance:
 def reprice(state: State) -> None:
     """Learnt costs: read the passes timed since the last choice; once a factor has moved by `REPRICE` since the
     searches were priced, price the curve at the run's context by the new factors and drop the searches."""
-    state.passes.learn(state.log)
+    state.passes.learn()
     factors = (*state.passes.factors, state.steps.factor(state.prior.draft_step))
     if any(abs(new - old) > REPRICE * max(new, old) for new, old in zip(factors, state.factors)):
         state.factors, state.best = factors, {}
@@ -195,7 +192,7 @@ def choose(state: State, budget: int, situation: str = "", context: int = 0) -> 
     if rounded != state.context:   # the passes cost more now: every search is priced again
         state.context, state.best = rounded, {}
         state.priced = priced(state.cost.at_context(rounded), *state.factors[:2])
-    if state.log is not None:
+    if state.passes is not None:
         reprice(state)
     cost = state.priced
     acc = estimates(state, situation)
@@ -210,7 +207,7 @@ def choose(state: State, budget: int, situation: str = "", context: int = 0) -> 
         state.best[situation, depth] = tree_size.search(acc, cost, depth, branches, space.nodes, copy, TREE_LEAD) \
             if depth > 0 else None
     best = state.best[situation, depth]
-    learnt = state.factors if state.log is not None else ()
+    learnt = state.factors if state.passes is not None else ()
     if best is not None and best.tokens_per_s > alone.tokens_per_s * (1 + MARGIN):
         return Choice(best.gamma, best.branches, best.nodes, best.expected_tokens,
                       best.tokens_per_s / alone.tokens_per_s, alpha, situation=situation, costs=learnt)

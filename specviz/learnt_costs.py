@@ -30,6 +30,7 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass, field, replace
+from itertools import islice
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:   # models keeps a PassLog per model and verify_cost times through models
@@ -65,14 +66,15 @@ class PassLog:
     def since(self, total: int) -> list[Pass]:
         """The passes logged after the first `total` (those the ring still holds)."""
         fresh = min(self.total - total, len(self.passes))
-        return list(self.passes)[len(self.passes) - fresh:] if fresh > 0 else []
+        return list(islice(self.passes, len(self.passes) - fresh, None)) if fresh > 0 else []
 
 
 @dataclass
 class PassPrice:
-    """The faded least-squares sums of r = a + b·z over the passes read from a log, against `cost`."""
+    """The faded least-squares sums of r = a + b·z over the passes read from `log`, against `cost`."""
 
     cost: VerifyCost
+    log: PassLog
     read: int = 0            # the log's passes read so far
     weight: float = 0.0      # Σ w
     z: float = 0.0           # Σ w z
@@ -80,10 +82,10 @@ class PassPrice:
     r: float = 0.0           # Σ w r
     zr: float = 0.0          # Σ w z r
 
-    def learn(self, log: PassLog) -> bool:
+    def learn(self) -> bool:
         """Read the passes logged since the last call (those timed at the curve's thread count); True if any."""
-        fresh = [p for p in log.since(self.read) if p.threads == self.cost.threads]
-        self.read = log.total
+        fresh = [p for p in self.log.since(self.read) if p.threads == self.cost.threads]
+        self.read = self.log.total
         for p in fresh:
             curve = self.cost.at_context(p.context)
             one = curve.at(1)

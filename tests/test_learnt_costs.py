@@ -25,32 +25,35 @@ def timed(log: PassLog, a: float, b: float, passes: int = 70, context: int = 128
 
 
 def test_the_fit_finds_both_factors_of_passes_timed_against_the_curve():
-    log, price = PassLog(), PassPrice(ONE_THREAD)
+    log = PassLog()
+    price = PassPrice(ONE_THREAD, log)
     assert price.factors == pytest.approx((1.0, 1.0))   # nothing timed: the kept curve
     timed(log, 1.6, 2.0)
-    assert price.learn(log)
+    assert price.learn()
     a, b = price.factors
     assert a == pytest.approx(1.6, rel=0.03) and b == pytest.approx(2.0, rel=0.03)
-    assert not price.learn(log)   # each pass is read once
+    assert not price.learn()   # each pass is read once
 
 
 def test_one_token_passes_alone_scale_the_whole_curve():
-    log, price = PassLog(), PassPrice(ONE_THREAD)
+    log = PassLog()
+    price = PassPrice(ONE_THREAD, log)
     for _ in range(60):
         log.add(1, 128, 1, 1.5 * ONE_THREAD.at(1))
-    price.learn(log)
+    price.learn()
     a, b = price.factors
     assert a == pytest.approx(1.5, rel=0.02) and b == pytest.approx(a)
 
 
 def test_old_passes_fade_and_other_thread_counts_are_not_read():
-    log, price = PassLog(), PassPrice(ONE_THREAD)
+    log = PassLog()
+    price = PassPrice(ONE_THREAD, log)
     timed(log, 1.0, 1.0)
     timed(log, 3.0, 3.0, threads=2)
-    price.learn(log)
+    price.learn()
     assert price.factors == pytest.approx((1.0, 1.0), rel=0.01)
     timed(log, 2.0, 1.0, passes=700)
-    price.learn(log)
+    price.learn()
     assert price.factors == pytest.approx((2.0, 1.0), rel=0.07)
 
 
