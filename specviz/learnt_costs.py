@@ -22,8 +22,8 @@ a·v(1) + b·(v(n) − v(1)), non-decreasing for b ≥ 0.
 
 The drafter's step is learnt by the run itself (`StepPrice`): the drafting time of its iterations over
 the steps they took priced at the sizing's step, faded alike and started at 1 with the weight of
-`PRIOR_STEPS` steps. With both, a machine that slows everything alike drafts as before, and one where only
-wide target passes got dearer drafts narrower.
+`PRIOR_STEPS` steps. With both, a machine that slows everything alike drafts nearly as before (the
+iteration's fixed overhead is not rescaled), and one where only wide target passes got dearer drafts narrower.
 """
 
 from __future__ import annotations
