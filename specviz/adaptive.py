@@ -175,7 +175,12 @@ def reprice(state: State) -> None:
     factors = (*state.passes.factors, state.steps.factor(state.prior.draft_step))
     if any(abs(new - old) > REPRICE * max(new, old) for new, old in zip(factors, state.factors)):
         state.factors, state.best = factors, {}
-        state.priced = priced(state.cost.at_context(state.context), *factors[:2])
+        price(state)
+
+
+def price(state: State) -> None:
+    """The verify-cost curve the searches read: the kept one at the run's context, times the learnt factors."""
+    state.priced = priced(state.cost.at_context(state.context), *state.factors[:2])
 
 
 def observe_drafting(state: State, choice: Choice, seconds: float, calls: int) -> None:
@@ -191,7 +196,7 @@ def choose(state: State, budget: int, situation: str = "", context: int = 0) -> 
     rounded = context // CONTEXT_STEP * CONTEXT_STEP
     if rounded != state.context:   # the passes cost more now: every search is priced again
         state.context, state.best = rounded, {}
-        state.priced = priced(state.cost.at_context(rounded), *state.factors[:2])
+        price(state)
     if state.passes is not None:
         reprice(state)
     cost = state.priced

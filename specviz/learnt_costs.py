@@ -82,8 +82,8 @@ class PassPrice:
     r: float = 0.0           # Σ w r
     zr: float = 0.0          # Σ w z r
 
-    def learn(self) -> bool:
-        """Read the passes logged since the last call (those timed at the curve's thread count); True if any."""
+    def learn(self) -> None:
+        """Read the passes logged since the last call (those timed at the curve's thread count)."""
         fresh = [p for p in self.log.since(self.read) if p.threads == self.cost.threads]
         self.read = self.log.total
         for p in fresh:
@@ -92,7 +92,6 @@ class PassPrice:
             z, r = curve.at(p.new) / one - 1.0, p.seconds / one
             self.weight, self.z, self.zz = MEMORY * self.weight + 1, MEMORY * self.z + z, MEMORY * self.zz + z * z
             self.r, self.zr = MEMORY * self.r + r, MEMORY * self.zr + z * r
-        return bool(fresh)
 
     @property
     def factors(self) -> tuple[float, float]:
