@@ -42,16 +42,8 @@ MODELS = 600_000
 DRAWN = """() => !document.querySelector("[data-testid='stSkeleton']")
   && [...document.querySelectorAll("[data-testid='stPlotlyChart']")].every(c => c.querySelector('.main-svg'))
   && [...document.querySelectorAll("[data-testid='stVegaLiteChart']")].every(c => c.querySelector('svg'))"""
-# Counts the script runs the page has seen start (window.specvizRuns), every one, however short.
-COUNT_RUNS = """(() => {
-  let state = null;
-  window.specvizRuns = 0;
-  new MutationObserver(() => {
-    const now = document.querySelector('[data-test-script-state]')?.getAttribute('data-test-script-state');
-    if (now === 'running' && state !== 'running') window.specvizRuns += 1;
-    state = now;
-  }).observe(document, {subtree: true, childList: true, attributes: true, attributeFilter: ['data-test-script-state']});
-})()"""
+# The app's websocket, over which its server sends the browser one ForwardMsg a binary frame.
+STREAM = "/_stcore/stream"
 
 pytestmark = pytest.mark.skipif(not Path(CHROMIUM).exists() or shutil.which("streamlit", path=Path(
     sys.executable).parent) is None, reason="needs Debian's chromium (make browser) and streamlit")
@@ -93,14 +85,56 @@ def app_url():
             server.wait()
 
 
+def message(payload: bytes | str) -> str | None:
+    """The kind of ForwardMsg a frame from the app's server carries (None for a text frame)."""
+    from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
+    if isinstance(payload, str):
+        return None
+    msg = ForwardMsg()
+    msg.ParseFromString(payload)
+    return msg.WhichOneof("type")
+
+
+class Runs:
+    """The script runs a page's session has started and finished, read from the app's websocket: each run
+    begins with a new_session message and ends with script_finished. The page's own running state is no
+    count: a short run's start and end can be drawn in one render, and then the page never says running."""
+
+    def __init__(self, page) -> None:
+        self.started = 0
+        self.finished = 0
+        self.stream = None
+        page.on("websocket", self._connect)
+
+    def _connect(self, websocket) -> None:
+        if websocket.url.endswith(STREAM):
+            self.stream = websocket
+            websocket.on("framereceived", self._count)
+
+    def _count(self, payload: bytes | str) -> None:
+        kind = message(payload)
+        self.started += kind == "new_session"
+        self.finished += kind == "script_finished"
+
+    def expect(self, kind: str, timeout: float = PAGE):
+        """A context manager that waits, on leaving, for a message of `kind` received after entering."""
+        return self.stream.expect_event("framereceived", predicate=lambda payload: message(payload) == kind,
+                                        timeout=timeout)
+
+
+RUNS: dict = {}   # each page's Runs
+
+
 def new_page(browser, height: int):
-    """A page whose waits (and Playwright's assertions) are bounded by PAGE unless told otherwise."""
+    """A page whose waits (and Playwright's assertions) are bounded by PAGE unless told otherwise, its script
+    runs counted (`RUNS[page]`)."""
     from playwright.sync_api import expect
 
     expect.set_options(timeout=PAGE)
     page = browser.new_page(viewport={"width": 1280, "height": height})
     page.set_default_timeout(PAGE)
-    page.add_init_script(COUNT_RUNS)
+    RUNS[page] = Runs(page)
     return page
 
 
@@ -114,18 +148,12 @@ def settle(page, title: str | None = None, timeout: float = PAGE) -> None:
     page.wait_for_function(DRAWN)
 
 
-def rerun(page, act, timeout: float = PAGE, shown=None) -> None:
-    """`act()`, an action that reruns the script, then until that run is over (`settle`). The page says
-    the script is running only once the server has started it, so right after a click it may still say
-    notRunning from the run before: `settle` alone could return before the new run began. So first wait
-    for the new run: `shown`, a locator only the new run's output matches, where the action has one (a
-    short run's running state can be drawn together with its end, and never be seen), else the count."""
-    runs = page.evaluate("window.specvizRuns")
-    act()
-    if shown is None:
-        page.wait_for_function(f"window.specvizRuns > {runs}")
-    else:
-        shown.wait_for(timeout=timeout)
+def rerun(page, act, timeout: float = PAGE) -> None:
+    """`act()`, an action that reruns the script, then until that run is over and drawn (`settle`). Right
+    after a click the page may still say notRunning from the run before, so `settle` alone could return
+    before the new run began: first the server's message that the new run finished."""
+    with RUNS[page].expect("script_finished", timeout):
+        act()
     settle(page, timeout=timeout)
 
 
@@ -223,9 +251,8 @@ def test_generate_inspect_speedup(app_url, embedded_sizing):
         expect(tokens).to_have_attribute("aria-valuetext", "12")
         tokens.focus()
         rerun(page, lambda: tokens.press("End"))   # a run still going when Stop arrives, however fast the machine
-        runs = page.evaluate("window.specvizRuns")
-        page.get_by_role("button", name="Generate").click()
-        page.wait_for_function(f"window.specvizRuns > {runs}")
+        with RUNS[page].expect("new_session"):
+            page.get_by_role("button", name="Generate").click()
         page.get_by_role("button", name="Stop", exact=True).click()
         page.get_by_text("Stopped: the trace holds").wait_for(timeout=MODELS)
         settle(page)

@@ -18,19 +18,15 @@ from test_browser import app_url  # noqa: F401  (the fixture: a fresh `streamlit
 pytestmark = browser.pytestmark
 CHART = "[data-testid='stVegaLiteChart']"
 
-# Counts page script runs, and times the first Altair chart of a page: from its element appearing
-# to its marks being in the SVG (Vega draws them in one pass).
+# Times the first Altair chart of a page: from its element appearing to its marks being in the SVG (Vega
+# draws them in one pass).
 WATCH = """(() => {
-  const seen = window.specviz = {runs: 0, chart: null, inserted: 0, drawn: 0};
-  let state = null;
+  const seen = window.specviz = {chart: null, inserted: 0, drawn: 0};
   new MutationObserver(() => {
-    const now = document.querySelector('[data-test-script-state]')?.getAttribute('data-test-script-state');
-    if (now === 'running' && state !== 'running') seen.runs += 1;
-    state = now;
     const chart = document.querySelector("[data-testid='stVegaLiteChart']");
     if (chart && chart !== seen.chart) Object.assign(seen, {chart, inserted: performance.now(), drawn: 0});
     if (chart && !seen.drawn && chart.querySelector('svg .mark-rect path')) seen.drawn = performance.now();
-  }).observe(document, {subtree: true, childList: true, attributes: true, attributeFilter: ['data-test-script-state']});
+  }).observe(document, {subtree: true, childList: true});
 })()"""
 
 # Forget the chart timed so far (the next one is timed afresh); the time now.
@@ -102,7 +98,9 @@ def test_theory_slider_redraws_without_a_rerun(app_url):  # noqa: F811
         chart = page.locator(CHART).first
         expect(chart.locator("svg text", has_text="α = 0.80")).to_have_count(1)   # Vega draws in one pass
         chart.screenshot(path=browser.OUT / "theory-before.png")
-        runs = page.evaluate("window.specviz.runs")
+        runs = browser.RUNS[page]
+        started = runs.started
+        assert started and runs.finished == started   # the page's runs so far, each counted once over
         slider = chart.locator(".vega-bind input[name='alpha']")
         slider.focus()
         for _ in range(30):
@@ -110,7 +108,7 @@ def test_theory_slider_redraws_without_a_rerun(app_url):  # noqa: F811
         expect(chart.locator("svg text", has_text="α = 0.50")).to_have_count(1)
         page.wait_for_timeout(1000)  # a grace for a rerun that must not come (no event marks that none did)
         chart.screenshot(path=browser.OUT / "theory-after.png")
-        assert page.evaluate("window.specviz.runs") == runs
+        assert runs.started == started
         assert page.get_attribute("[data-test-script-state]", "data-test-script-state") == "notRunning"
         assert (browser.OUT / "theory-before.png").read_bytes() != (browser.OUT / "theory-after.png").read_bytes()
         slid = redraws(page, 0, [SLIDE.replace("VALUE", str(v)) for v in (0.9, 0.3, 0.7, 0.99, 1.0, 0.6, 0.8)])
@@ -121,7 +119,7 @@ def test_theory_slider_redraws_without_a_rerun(app_url):  # noqa: F811
         expect(chart.locator("svg text", has_text="block B = 4")).to_have_count(1)   # a parallel drafter's curves
         expect(chart.locator("svg text", has_text="γ* = 4")).to_have_count(1)
         chart.screenshot(path=browser.OUT / "theory-block.png")
-        assert page.evaluate("window.specviz.runs") == runs
+        assert runs.started == started
         chromium.close()
     (browser.OUT / "altair-timing.txt").write_text(
         f"theory slider redraw: {slid[0]:.0f} ms to the SVG change, {slid[1]:.0f} ms to the next frame "
@@ -146,7 +144,9 @@ def test_linked_view_brushes_in_the_browser_and_a_click_inspects(app_url, tmp_pa
         chart = page.locator(CHART).first
         chart.screenshot(path=browser.OUT / "linked-before.png")
         whole = chart.locator("svg text", has_text="α̂ = ").text_content()
-        runs = page.evaluate("window.specviz.runs")
+        runs = browser.RUNS[page]
+        started = runs.started
+        assert started and runs.finished == started   # the page's runs so far, each counted once over
 
         timeline = chart.locator(".concat_0_group path.background").first.bounding_box()
         y = timeline["y"] + timeline["height"] / 2
@@ -157,12 +157,12 @@ def test_linked_view_brushes_in_the_browser_and_a_click_inspects(app_url, tmp_pa
         expect(chart.locator("svg text", has_text="α̂ = ")).not_to_have_text(whole)
         page.wait_for_timeout(1000)  # the same grace
         chart.screenshot(path=browser.OUT / "linked-brushed.png")
-        assert page.evaluate("window.specviz.runs") == runs
+        assert runs.started == started
         assert (browser.OUT / "linked-before.png").read_bytes() != (browser.OUT / "linked-brushed.png").read_bytes()
         drags = [DRAG.replace("X0", str(a)).replace("X1", str(b))
                  for a, b in ((0.6, 0.9), (0.1, 0.5), (0.7, 0.75), (0.2, 0.95), (0.4, 0.6), (0.02, 0.3), (0.5, 0.8))]
         brushed = redraws(page, 0, drags)
-        assert page.evaluate("window.specviz.runs") == runs
+        assert runs.started == started
 
         browser.open_page(page, "Traces", "Traces")
         again = open_linked_view(page)

@@ -50,8 +50,8 @@ def show_example(page, example: Example) -> None:
     if showing.input_value() == f"Example: {example.title}":   # picking it again would not rerun
         return
     showing.click()
-    rerun(page, page.get_by_role("option", name=f"Example: {example.title}").click,
-          shown=page.locator("[data-testid='stSidebar']").get_by_text(f"Showing: example {example.name}:"))
+    rerun(page, page.get_by_role("option", name=f"Example: {example.title}").click)
+    page.locator("[data-testid='stSidebar']").get_by_text(f"Showing: example {example.name}:").wait_for()
 
 
 def step(page, button: str, number: int) -> float:
