@@ -37,6 +37,19 @@ def test_bad_upload_shows_an_error_and_changes_nothing(app):
     assert app.session_state["trace"] is kept and app.sidebar.caption[-1].value == showing
 
 
+
+def test_a_new_trace_opens_in_the_inspector_at_its_first_iteration(app):
+    """A trace loaded (or run) after another starts the inspector afresh, not at the old trace's place."""
+    data = json.dumps(make_trace().to_dict()).encode()
+    for name in ("first.json", "second.json"):
+        app.switch_page("pages/traces.py").run()
+        app.file_uploader(key="trace_file").set_value((name, data, "application/json")).run()
+        app.switch_page("pages/inspector.py").run()
+        assert app.subheader[0].value.startswith("Iteration 0:")
+        app.button(key="next").click().run()
+        app.button(key="next").click().run()
+        assert app.subheader[0].value.startswith("Iteration 2:")
+
 def test_loaded_trace_drives_every_page_without_a_model(app):
     app.switch_page("pages/traces.py").run()
     data = json.dumps(make_trace().to_dict()).encode()

@@ -76,10 +76,16 @@ def trace() -> Trace | None:
 
 def set_trace(new: Trace, source: str) -> None:
     """Make `new` the trace every page shows; results derived from the old one are dropped."""
-    st.session_state.trace = new
-    st.session_state.trace_source = source
+    _keep_trace(new, source)
     st.session_state.setdefault("studies", {}).pop("comparison", None)
     show_live()
+
+
+def _keep_trace(new: Trace, source: str) -> None:
+    """`new` as the session's own trace, the inspector at its first iteration (not the old trace's place)."""
+    st.session_state.trace = new
+    st.session_state.trace_source = source
+    st.session_state.inspect_index = 0
 
 
 def study(kind: str) -> Study | None:
@@ -99,8 +105,7 @@ def set_study(new: Study, ran_on: tuple | None = None) -> None:
     st.session_state.setdefault("studies", {})[new.kind] = new
     st.session_state.setdefault("studies_ran_on", {})[new.kind] = ran_on
     if st.session_state.get("trace") is None and new.variants:
-        st.session_state.trace = new.fastest()
-        st.session_state.trace_source = f"the {new.kind}'s fastest run"
+        _keep_trace(new.fastest(), f"the {new.kind}'s fastest run")
     show_live()
 
 
