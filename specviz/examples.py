@@ -58,7 +58,8 @@ PACK = (
             "copying text pays.", RENAME, "ngram", replace(GREEDY, gamma=8, max_new_tokens=96)),
     Example("greedy-race", "Greedy: the target alone against speculative decoding",
             "Greedy speculative decoding reproduces the target's own greedy text token for token, sooner: race "
-            "the two runs.", CHAT, "eagle", GREEDY, study="comparison", rounds=3),
+            "the two runs, the app's default drafter choosing its draft before every iteration.", CHAT, "lookup+eagle",
+            replace(GREEDY, auto_size=True, adaptive=True), study="comparison", rounds=3),
     Example("gamma-sweep", "A γ sweep: measured speedup beside Leviathan et al.'s curves",
             "How long a draft pays: measured speedup and tokens per iteration per γ, against S(γ) and E(γ) through "
             "the measured α̂ and c, and a run that chooses its draft length as it goes.", CHAT, "eagle",
@@ -99,13 +100,15 @@ def build(out: Path = FOLDER, names: list[str] | None = None,
     from specviz.decoder import generate
     from specviz.drafters import build_drafter
     from specviz.models import load_model
+    from specviz.sizing import prepare
     from specviz.sweep import beta_tau_grid, drafter_comparison, gamma_sweep, run_study
 
     target = load_model()
     out.mkdir(parents=True, exist_ok=True)
     for e in (e for e in PACK if not names or e.name in names):
         drafter = build_drafter(e.drafter, target)
-        generate(target, drafter, e.prompt, replace(e.settings, max_new_tokens=4))  # warm-up: first-call costs
+        warm = prepare(target, drafter, replace(e.settings, max_new_tokens=4))   # warm-up: first-call costs
+        generate(target, drafter, e.prompt, warm.settings, sizing=warm.sizing)
         if e.study == "gamma sweep":
             runs = gamma_sweep(target, drafter, e.prompt, e.settings, e.values["gammas"], adaptive=e.adaptive,
                                repeats=e.rounds)
