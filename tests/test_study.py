@@ -115,6 +115,10 @@ def test_the_drafters_chart_shows_acceptance_by_position_and_alpha_against_c():
     assert [t.name for t in lines] == ["eagle", "ngram"]
     assert list(lines[1].x) == [1, 2, 3, 4] and list(lines[1].y) == pytest.approx(
         study.variants[1].trace.summary().position_acceptance)
+    tested = [sum(it.evaluated > k for it in study.variants[1].trace.iterations) for k in range(4)]
+    assert list(lines[1].customdata) == tested and list(lines[1].marker.symbol) == [
+        "square-open" if n < 10 else "square" for n in tested]   # few iterations tested it: a noisy estimate
+    assert "open: < 10 tested" in fig.layout.annotations[0].text
     points = [t for t in fig.data if t.type == "scatter" and t.mode == "markers+text"]
     assert [(t.text[0], t.y[0]) for t in points] == [(k, v.trace.summary().alpha) for k, v in
                                                       zip(("eagle", "ngram"), study.variants)]

@@ -2,7 +2,8 @@
 the speedup each one measured.
 
 Left: P(position i accepted | positions < i accepted) for every drafter at one γ (hover: how many
-iterations tested position i; a position few reach is a noisy estimate). A drafter that
+iterations tested position i). A position few reach is a noisy estimate (1 of 1 reads 1.0): its marker is
+open where fewer than `FEW` iterations tested it. A drafter that
 drafts autoregressively conditions each guess on the ones before it; a drafter whose guesses do not
 see each other (SpecDec's Principle I, Xia et al.) loses accuracy with distance. Right: each
 drafter's α̂ against its cost coefficient c (a parallel drafter's c is one step for its whole block): the
@@ -33,6 +34,7 @@ from specviz.trace import Summary
 SYMBOLS = ["circle", "square", "diamond", "triangle-up", "x", "cross", "star", "hexagon"]
 COLORS = [P_COLOR, ACCEPT_COLOR, Q_COLOR, RESIDUAL_COLOR, REJECT_COLOR, "#56B4E9", "#000000", NEUTRAL]  # Okabe-Ito
 DASHES = ["solid", "dash", "dot", "dashdot", "longdash", "longdashdot"]
+FEW = 10   # a draft position tested by fewer iterations is drawn with an open marker
 
 
 def block_note(block: int) -> str:
@@ -42,7 +44,7 @@ def block_note(block: int) -> str:
 
 def drafters_chart(study: Study) -> go.Figure:
     fig = make_subplots(rows=1, cols=3, column_widths=[0.38, 0.34, 0.28],
-                        subplot_titles=("acceptance at each draft position", "α̂ against c",
+                        subplot_titles=(f"acceptance by draft position (open: < {FEW} tested)", "α̂ against c",
                                         "speedup over the target alone"))
     names = [str(v.varied.get("drafter", v.trace.drafter)) for v in study.variants]
     labels = point_labels(names, [v.trace.summary() for v in study.variants])
@@ -52,8 +54,10 @@ def drafters_chart(study: Study) -> go.Figure:
         style = {"symbol": SYMBOLS[i % len(SYMBOLS)], "size": 13, "color": color}
         reached = [sum(it.evaluated > k for it in variant.trace.iterations) for k in range(len(s.position_acceptance))]
         positions = [(k + 1, a, n) for k, (a, n) in enumerate(zip(s.position_acceptance, reached)) if a is not None]
+        symbols = [style["symbol"] + ("-open" if n < FEW else "") for _, _, n in positions]
         fig.add_scatter(x=[k for k, _, _ in positions], y=[a for _, a, _ in positions], mode="lines+markers",
-                        customdata=[n for _, _, n in positions], name=name, legendgroup=name, marker=style,
+                        customdata=[n for _, _, n in positions], name=name, legendgroup=name,
+                        marker={**style, "symbol": symbols},
                         line={"dash": DASHES[i % len(DASHES)], "width": 3, "color": color},
                         hovertemplate=f"{name}<br>position %{{x}}: %{{y:.2f}} of %{{customdata}} tested<extra></extra>",
                         row=1, col=1)
