@@ -48,7 +48,8 @@ def lossless(p: torch.Tensor, q: torch.Tensor, draft: torch.Tensor, generator: t
     multi-step speculative sampling (Miao et al., Algorithm 2) at a node with several children.
 
     q [n, V]: the distribution node i was drawn from. At a node with current target distribution
-    p', child x ~ q is kept when u ≤ min(1, p'(x)/q(x)); on rejection p' becomes
+    p', child x ~ q is kept when u < p'(x)/q(x), u ~ U[0, 1): the paper's u ≤ min(1, p'/q), but torch
+    draws u = 0 once in 2^24, and u ≤ p'/q would then keep a token p' gives 0; on rejection p' becomes
     norm(max(0, p' − q)) before the next sibling is tried, and after the last sibling the
     correction is drawn from what is left. A child that was picked rather than sampled
     (`sampled` False: top-k children, a copied continuation) is the case q = one-hot(x): it is kept
@@ -64,7 +65,7 @@ def lossless(p: torch.Tensor, q: torch.Tensor, draft: torch.Tensor, generator: t
     q_sampled = torch.tensor(sampled, dtype=torch.bool, device=p.device)
     q_draft = torch.where(q_sampled, q[rows, draft], 1.0)
     p_draft = p[_rows(parents, p.device), draft]
-    passed = u * q_draft <= p_draft          # u <= p/q without dividing by a zero q
+    passed = u * q_draft < p_draft           # u < p/q without dividing by a zero q
     tree, tokens = children(parents), draft.tolist()
     verdict = Verdict([], passed, u=u)
     node, first = -1, passed.tolist()
@@ -76,15 +77,16 @@ def lossless(p: torch.Tensor, q: torch.Tensor, draft: torch.Tensor, generator: t
                 ok = first[child]
             else:
                 verdict.p_left[child] = float(target[tokens[child]])
-                ok = bool(u[child] * q_draft[child] <= verdict.p_left[child])
+                ok = bool(u[child] * q_draft[child] < verdict.p_left[child])
             if ok:
                 break
             q_child = q[child] if sampled[child] else torch.nn.functional.one_hot(
                 draft[child], p.shape[-1]).to(p.dtype)
-            left = residual(p[node + 1] if target is None else target, q_child)
+            current = p[node + 1] if target is None else target
+            left = residual(current, q_child)
             verdict.residuals[child] = left
             mass = left.sum()
-            target = left / mass if mass > 0 else p[node + 1]
+            target = left / mass if mass > 0 else current   # no mass left (rounding alone): p' as it was
         else:
             source = p[node + 1] if target is None else target
             token = int(sample(source, generator))

@@ -37,6 +37,22 @@ def test_lossless_counts_only_up_to_first_rejection():
     assert v.accepted == 1 and v.recovered == 0 and v.bonus is None
 
 
+
+@pytest.mark.parametrize("draws, parents, draft, sampled, recovered", [
+    ([0.0], [-1], [0], [True], {1, 2}),                     # a chain: p(0) = 0, drawn from q
+    ([0.9, 0.0], [-1, -1], [1, 0], [False, True], {2}),     # the second sibling, tested against p' = [0, 0, 1]
+])
+def test_a_draw_of_u_zero_never_keeps_a_token_the_target_cannot_emit(monkeypatch, draws, parents, draft, sampled,
+                                                                     recovered):
+    """torch.rand draws u from [0, 1), so u = 0 happens (once in 2^24 draws): the test is u < p/q, where u ≤ p/q
+    would keep a token of p = 0, outside the target's top-k or top-p, or a sibling's removed from p'."""
+    rand, given = torch.rand, [torch.tensor(draws)]
+    monkeypatch.setattr(torch, "rand", lambda *size, **kw: given.pop() if given else rand(*size, **kw))  # u first
+    p = torch.tensor([[0.0, 0.5, 0.5]] + [[1 / 3] * 3] * len(draft))
+    q = torch.tensor([[0.9, 0.05, 0.05]] * len(draft))
+    v = verification.lossless(p, q, torch.tensor(draft), torch.Generator().manual_seed(0), parents, sampled)
+    assert v.accepted == 0 and v.recovered in recovered
+
 def test_residual_mass_is_one_minus_beta():
     p, q = torch.softmax(torch.randn(50), 0), torch.softmax(torch.randn(50), 0)
     assert float(verification.residual(p, q).sum()) == pytest.approx(1 - float(torch.minimum(p, q).sum()), abs=1e-6)
