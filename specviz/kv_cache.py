@@ -157,7 +157,7 @@ class CachedLM:
             return False
         (tokens, parents), lead = self.tree, len(self.fed)
         if (grown is not None and grown[:len(parents)] == parents and len(seq) - len(grown) == lead
-                and seq[lead:lead + len(tokens)] == tokens):
+                and seq[:lead + len(tokens)] == self.fed + tokens):
             self.fed, self.tree = seq[:lead + len(tokens)], None
             return True
         tree, node, kept = children(parents), -1, []

@@ -248,7 +248,7 @@ def test_seq2seq_draft_model_drafts_chains_only(tiny_t5_dirs):
 
 def test_a_tree_grown_one_depth_per_call_matches_one_pass(tiny_llama_dirs):
     """CachedLM fed a tree depth by depth (the draft LM's frontier) gives each node the logits of
-    feeding the whole tree at once."""
+    feeding the whole tree at once; the same nodes after another prefix are not taken for the tree grown."""
     loaded = load_model(str(tiny_llama_dirs[0]))
     prefix, tokens, parents = [3, 4, 5], [6, 7, 8, 9, 10, 11], [-1, -1, 0, 0, 1, 2]
     lm = CachedLM(loaded)
@@ -261,6 +261,11 @@ def test_a_tree_grown_one_depth_per_call_matches_one_pass(tiny_llama_dirs):
     fresh.start(prefix)
     one_pass = fresh.logits(prefix + tokens, last=6, parents=parents)
     assert torch.allclose(grown, one_pass, atol=1e-5)
+    lm.logits(prefix + tokens[:2], last=2, parents=parents[:2])
+    other = [3, 4, 12]   # as long, not the same: the tree on it is fed afresh, not grown on the cached one
+    fresh.start(other)
+    assert torch.allclose(lm.logits(other + tokens[:5], last=3, parents=parents[:5]),
+                          fresh.logits(other + tokens[:5], last=3, parents=parents[:5]), atol=1e-5)
 
 
 @pytest.mark.parametrize("branches", [1, 3], ids=["chains", "trees"])
