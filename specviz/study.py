@@ -183,6 +183,9 @@ def study_from_dict(data: object) -> Study:
     variants = data.get("variants")
     if not isinstance(variants, list):
         raise SpecvizError("not a valid specviz study: variants must be a list")
+    if data["kind"] == "comparison" and len(variants) != 1:   # the race: the target alone against one run
+        raise SpecvizError(f"not a valid specviz study: a comparison holds one run beside the baseline, this one "
+                           f"{len(variants)}")
     baseline = trace_from_dict(data.get("baseline"))
     stopped_by = data.get("stopped_by")
     if stopped_by is not None and not isinstance(stopped_by, str):

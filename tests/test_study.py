@@ -78,7 +78,9 @@ def bad(data: dict, **change) -> dict:
     ({"variants": [{"varied": {"gamma": [2]}, "trace": {}}]}, "variant 0 needs a 'varied' mapping"),
     ({"variants": [{"varied": {"gamma": 2}, "trace": {"format": "specviz-trace"}}]}, "unsupported specviz trace"),
     ({"baseline": None}, "not a specviz trace"),
-], ids=["format", "version", "kind", "variants", "varied", "trace", "baseline"])
+    ({"kind": "comparison", "variants": []}, "a comparison holds one run beside the baseline, this one 0"),
+    ({"kind": "comparison"}, "a comparison holds one run beside the baseline, this one [2-9]"),
+], ids=["format", "version", "kind", "variants", "varied", "trace", "baseline", "race alone", "race of many"])
 def test_a_bad_study_is_refused_with_a_clear_error(change, message):
     with pytest.raises(SpecvizError, match=message):
         study_from_dict(bad(sweep().to_dict(), **change))
