@@ -26,8 +26,9 @@ prev, nxt, where = st.columns([1.4, 1.2, 6])
 prev.button("◀ Prev", on_click=step, args=(-1,), disabled=st.session_state.inspect_index == 0, key="prev")
 nxt.button("Next ▶", on_click=step, args=(1,), disabled=st.session_state.inspect_index == last, key="next")
 if last > 0:
-    if st.session_state.get("inspect_slider") != st.session_state.inspect_index:
-        st.session_state.inspect_slider = st.session_state.inspect_index  # moved by Prev / Next
+    # moved by Prev / Next, or a new slider: its range is part of its identity, and a trace of another length
+    # makes one that starts at 0, while the old one's value still reads as the slider's
+    st.session_state.inspect_slider = st.session_state.inspect_index
     with where:
         st.slider("Iteration", 0, last, key="inspect_slider", on_change=jump)
 it = trace.iterations[st.session_state.inspect_index]

@@ -105,6 +105,16 @@ def test_the_inspector_starts_at_an_examples_first_draft(app):
     assert app.subheader[0].value.startswith("Iteration 0: drafted 8")
 
 
+
+def test_the_inspectors_slider_shows_the_iteration_shown_across_examples(app):
+    """Each example's trace has its own length, so its slider is a new widget: it says the iteration shown."""
+    app.switch_page("pages/inspector.py").run()
+    for name in ("greedy-race", "gamma-sweep", "beta-tau-grid", "drafters", "greedy-race"):
+        switch_to(app, name)
+        shown = int(app.subheader[0].value.split(":")[0].removeprefix("Iteration "))
+        assert app.slider(key="inspect_slider").value == shown, name
+
+
 def test_an_examples_settings_fill_the_sidebar_and_stay(app):
     switch_to(app, "copy-lookup")
     app.button(key="use_example").click().run()
