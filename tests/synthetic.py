@@ -15,7 +15,7 @@ from specviz.trace import Choice, DraftStep, FinalToken, Iteration, TopK
 
 def synthetic_trace(tokens: int = 512, gamma: int = 4, alpha: float = 0.55, seed: int = 0) -> Trace:
     """Iterations until `tokens` are emitted; the words repeat. Every draft has ratio p/q = α, and the
-    lossless rule decides it: u ~ U[0, 1) per position, accepted iff u ≤ min(1, p/q), up to the first
+    lossless rule decides it: u ~ U[0, 1) per position, accepted iff u < min(1, p/q), up to the first
     rejection; so the acceptance rate follows α."""
     rng = random.Random(seed)
     q = 0.5
@@ -23,7 +23,7 @@ def synthetic_trace(tokens: int = 512, gamma: int = 4, alpha: float = 0.55, seed
     iterations, generated = [], []
     while len(generated) < tokens:
         u = [_uniform(rng) for _ in range(gamma)]
-        accepted = next((i for i in range(gamma) if u[i] > ratio), gamma)
+        accepted = next((i for i in range(gamma) if u[i] >= ratio), gamma)
         drafts = []
         for i in range(gamma):
             verdict = "accepted" if i < accepted else "rejected" if i == accepted else "unverified"
@@ -47,8 +47,8 @@ def _uniform(rng: random.Random) -> float:
 
 
 def _float32(x: float) -> float:
-    """`x` rounded to float32, as the engine records p, q and u: then u ≤ p/q and the verifier's
-    u·q ≤ p (in float32) agree exactly."""
+    """`x` rounded to float32, as the engine records p, q and u: then u < p/q and the verifier's
+    u·q < p (in float32) agree exactly."""
     return float(torch.tensor(x, dtype=torch.float32))
 
 

@@ -176,16 +176,16 @@ def test_trace_from_dict_refuses_bad_settings(trace):
 
 
 def passes_lossless_test(step: DraftStep) -> bool:
-    """The lossless rule's test as `verification.lossless` computes it, in float32: u·q ≤ p′ (u ≤ min(1, p′/q)
+    """The lossless rule's test as `verification.lossless` computes it, in float32: u·q < p′ (u < min(1, p′/q)
     for u < 1), with q = 1 for a picked node. A trace records u, q and p′ as float32 values, every digit kept
     by JSON, and ratio = p′/q in float64, so ratio·q rounds back to p′ exactly: no tolerance is needed."""
     q = step.q if step.sampled else 1.0
     u, q, p = (torch.tensor(x, dtype=torch.float32) for x in (step.u, q, step.ratio * q))
-    return bool(u * q <= p)
+    return bool(u * q < p)
 
 
 def check_u_against_verdicts(trace: Trace) -> int:
-    """Under the lossless rule every tested draft was accepted exactly where u ≤ min(1, p/q), and as often
+    """Under the lossless rule every tested draft was accepted exactly where u < min(1, p/q), and as often
     as uniform draws would be: within 4σ of Σ min(1, p/q); a rule that draws no u (greedy, β/τ) records
     none. Returns how many lossless tests were checked."""
     tested = []
