@@ -81,9 +81,10 @@ def acceptance_test(iteration: Iteration) -> go.Figure:
                 marker_color=[VERDICT_COLORS[s.verdict] for s in steps],
                 marker_pattern_shape=["" if s.verdict == "accepted" else "x" if s.verdict == "rejected" else "."
                                       for s in steps])
-    for label, s in zip(labels, steps):
-        fig.add_annotation(x=1, xref="paper", xanchor="left", xshift=12, y=label, yref="y", showarrow=False,
-                           text=VERDICT_LABELS[s.verdict], font={"color": VERDICT_INK[s.verdict]})
+    fig.update_layout(annotations=[   # at once: plotly copies every earlier one on each add_annotation
+        {"x": 1, "xref": "paper", "xanchor": "left", "xshift": 12, "y": label, "yref": "y", "showarrow": False,
+         "text": VERDICT_LABELS[s.verdict], "font": {"color": VERDICT_INK[s.verdict]}}
+        for label, s in zip(labels, steps)])
     if lossless:   # an unverified position's u was never compared with anything: no diamond
         fig.add_scatter(y=labels, x=[None if s.verdict == "unverified" else s.u for s in steps], mode="markers",
                         name="u ~ U(0, 1)",

@@ -202,11 +202,10 @@ def token_tree(iteration: Iteration, root: str = "") -> go.Figure:
     fig.add_scatter(x=[b.depth for b in boxes], y=[b.row for b in boxes], mode="markers", name="nodes",
                     showlegend=False, hovertext=[b.hover for b in boxes], hoverinfo="text",
                     marker={"size": 40, "color": "rgba(0, 0, 0, 0)"})
-    for b in boxes:
-        style = BOXES[b.kind]
-        fig.add_annotation(x=b.depth, y=b.row, text=_box_text(b), showarrow=False, bgcolor=style.fill,
-                           bordercolor=style.border, borderwidth=style.width, borderpad=6,
-                           font={"color": style.ink, "size": 18}, captureevents=False)
+    fig.update_layout(annotations=[   # at once: plotly copies every earlier one on each add_annotation
+        {"x": b.depth, "y": b.row, "text": _box_text(b), "showarrow": False, "bgcolor": BOXES[b.kind].fill,
+         "bordercolor": BOXES[b.kind].border, "borderwidth": BOXES[b.kind].width, "borderpad": 6,
+         "font": {"color": BOXES[b.kind].ink, "size": 18}, "captureevents": False} for b in boxes])
     deepest = max(b.depth for b in boxes)
     rows = max(b.row for b in boxes) + 1
     fig.update_xaxes(range=[-0.6, deepest + 0.6], tickvals=list(range(deepest + 1)),
