@@ -7,6 +7,8 @@ from specviz import charts
 from specviz.charts.style import markdown_escape, markdown_token
 from specviz.tree import is_chain
 
+TABS = 32   # a tree of more drafted nodes shows one node's p and q at a time, picked from a list
+
 controls.sidebar()  # drawn by each page, so a page opened on its own still has it
 st.title("Iteration inspector")
 trace = state.require_trace()
@@ -47,15 +49,24 @@ st.plotly_chart(charts.token_tree(it, charts.last_committed(trace, it.index)), k
 if it.drafts:
     st.plotly_chart(charts.acceptance_test(it), key="acceptance")
     mark = {"accepted": "✓", "rejected": "✗", "unverified": "·"}
-    names = charts.node_labels(it)
-    tabs = st.tabs([f"{name}: {markdown_token(d.token)} {mark[d.verdict]}" for name, d in zip(names, it.drafts)])
-    for i, (tab, draft) in enumerate(zip(tabs, it.drafts)):
-        with tab:
-            st.plotly_chart(charts.pq_bars(draft), key=f"pq-{i}")
-            ruled = draft.u is None and draft.verdict != "unverified"
-            beta = (f"  ·  a draft sampled from q here passes lossless sampling's test with probability "
-                    f"Σ min(p, q) = {draft.beta:.3f}" if ruled else "")
-            st.markdown(f"**{markdown_escape(charts.node_test(it, i))}**{beta}")
+    names = [f"{name}: {markdown_token(d.token)} {mark[d.verdict]}"
+             for name, d in zip(charts.node_labels(it), it.drafts)]
+
+    def node(i: int) -> None:
+        """Drafted node i's p against q, and its test in words."""
+        draft = it.drafts[i]
+        st.plotly_chart(charts.pq_bars(draft), key=f"pq-{i}")
+        ruled = draft.u is None and draft.verdict != "unverified"
+        beta = (f"  ·  a draft sampled from q here passes lossless sampling's test with probability "
+                f"Σ min(p, q) = {draft.beta:.3f}" if ruled else "")
+        st.markdown(f"**{markdown_escape(charts.node_test(it, i))}**{beta}")
+
+    if len(names) <= TABS:
+        for i, tab in enumerate(st.tabs(names)):
+            with tab:
+                node(i)
+    else:   # a tab and a chart per node would take the page minutes to draw
+        node(st.selectbox("Drafted node", range(len(names)), format_func=names.__getitem__, key="inspect_node"))
     rejected = next((d for d in it.drafts if d.verdict == "rejected"), None)
     if not is_chain(it.parents):
         for node in charts.rejection_points(it):

@@ -4,6 +4,7 @@ and the pages that show them (AppTest)."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -158,3 +159,26 @@ def test_generate_and_inspector_show_the_tree(tree_trace):
     at.switch_page("pages/table.py").run()
     assert not at.exception
     assert any("<th>Branches</th>" in h.proto.body for h in at.get("html"))
+
+
+def test_a_big_tree_shows_one_nodes_p_and_q_at_a_time():
+    """A tree of more nodes than the inspector has tabs for (`TABS`): one node's p and q, picked from a list,
+    where a tab and a chart per node took the page minutes to draw."""
+    trace = synthetic_tree_trace()
+    tree = trace.iterations[0]
+    leaves = [replace(tree.drafts[3], parent=2) for _ in range(40)]   # never reached, under ' one'
+    trace.iterations[0] = replace(tree, drafts=tree.drafts + leaves, drafted=len(tree.drafts) + len(leaves))
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.run()
+    at.session_state["trace"] = trace
+    at.session_state["shown"] = "live"  # the app opened on an example
+    at.session_state["inspect_index"] = 0
+    at.switch_page("pages/inspector.py").run()
+    assert not at.exception and not at.tabs
+    node = at.selectbox(key="inspect_node")
+    assert len(node.options) == 47 and node.value == 0
+    node.set_value(1).run()
+    assert [m.value for m in at.markdown if "→ accepted" in m.value]   # ' a', kept after ' the' was rejected
+    at.session_state["inspect_index"] = 1   # the chain after it: a tab per node
+    at.run()
+    assert len(at.tabs) == 2
