@@ -42,8 +42,7 @@ st.subheader(f"Iteration {it.index}: drafted {it.drafted}, accepted {it.accepted
 st.caption(f"rule: {trace.settings.rule}  ·  draft {it.draft_time * 1000:.1f} ms  ·  verify "
            f"{it.verify_time * 1000:.1f} ms  ·  sample {it.sample_time * 1000:.1f} ms")
 if it.unsure:
-    st.caption(f"The drafter stopped after {it.drafted} of γ = {trace.settings.gamma}: its most likely next token "
-               f"had probability below {trace.settings.draft_confidence:.2f} (the confidence stop).")
+    st.caption(charts.confidence_stop(it, trace))
 
 st.plotly_chart(charts.token_tree(it, charts.last_committed(trace, it.index)), key="tree")
 if it.drafts:

@@ -17,6 +17,7 @@ from specviz.charts.linked import draft_rows
 from specviz.charts.table import iteration_cells
 from specviz.charts.tree import residual_panels, tree_boxes
 from specviz.models import load_model
+from specviz.trace import Choice
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
 
@@ -182,3 +183,20 @@ def test_a_big_tree_shows_one_nodes_p_and_q_at_a_time():
     at.session_state["inspect_index"] = 1   # the chain after it: a tab per node
     at.run()
     assert len(at.tabs) == 2
+
+
+def test_the_confidence_stop_is_told_as_a_chain_or_a_trees_has_it(tree_trace):
+    """A chain stops after its last node; a tree only leaves one node unexpanded. The depth allowed is the
+    adaptive policy's where it chose one."""
+    tree, chain = (replace(it, unsure=True) for it in tree_trace.iterations)
+    settings = replace(tree_trace.settings, gamma=4, draft_confidence=0.3)
+    trace = replace(tree_trace, settings=settings, iterations=[tree, chain])
+    assert charts.confidence_stop(chain, trace) == ("The drafter stopped after 2 of γ = 4: its most likely next "
+                                                     "token had probability below 0.30 (the confidence stop).")
+    assert charts.confidence_stop(tree, trace).startswith("The drafter left a node unexpanded where its most likely")
+    assert charts.confidence_stop(tree, trace).endswith("its deepest branch reached depth 3 of γ = 4.")
+    chosen = replace(chain, choice=Choice(3, 1, 0, 2.0, 1.2, 0.6))
+    assert "after 2 of γ = 3:" in charts.confidence_stop(chosen, trace)
+    assert charts.confidence_stop(tree_trace.iterations[0], trace) == ""
+    lesson = charts.lesson_steps(trace, 1)
+    assert any("The drafter stopped after 2 of γ = 4" in step.body for step in lesson)

@@ -20,11 +20,19 @@ from specviz.charts.table import draft_verify_table
 from specviz.charts.text import colored_text, legend
 from specviz.charts.theory import toy_histogram, toy_split_chart
 from specviz.charts.timeline import timeline
-from specviz.charts.tree import last_committed, node_labels, node_test, rejection_points, residual_sequence, token_tree
+from specviz.charts.tree import (
+                                 confidence_stop,
+                                 last_committed,
+                                 node_labels,
+                                 node_test,
+                                 rejection_points,
+                                 residual_sequence,
+                                 token_tree,
+)
 
-__all__ = ["ROW_HELP", "LessonStep", "acceptance_test", "adaptive_chart", "colored_text", "default_iteration",
-           "default_note", "draft_verify_table", "drafters_chart", "final_bars", "grid_frame", "iteration_label",
-           "last_committed", "legend", "lesson_html", "lesson_steps", "linked_view", "node_labels", "node_test",
-           "pq_bars", "rejection_points", "residual_bars", "residual_sequence", "rows_frame", "rows_table",
-           "sizing_chart", "spread_note", "speedup_chart", "study_setup", "sweep_chart", "theory_explorer", "timeline",
-           "token_tree", "toy_histogram", "toy_split_chart"]
+__all__ = ["ROW_HELP", "LessonStep", "acceptance_test", "adaptive_chart", "colored_text", "confidence_stop",
+           "default_iteration", "default_note", "draft_verify_table", "drafters_chart", "final_bars", "grid_frame",
+           "iteration_label", "last_committed", "legend", "lesson_html", "lesson_steps", "linked_view",
+           "node_labels", "node_test", "pq_bars", "rejection_points", "residual_bars", "residual_sequence",
+           "rows_frame", "rows_table", "sizing_chart", "spread_note", "speedup_chart", "study_setup", "sweep_chart",
+           "theory_explorer", "timeline", "token_tree", "toy_histogram", "toy_split_chart"]

@@ -24,7 +24,15 @@ from specviz.charts.inspector import acceptance_test, final_bars, pq_bars, resid
 from specviz.charts.speedup import speedup_chart
 from specviz.charts.style import show_token
 from specviz.charts.text import token_span
-from specviz.charts.tree import ROOT, last_committed, node_labels, node_test, residual_sequence, token_tree
+from specviz.charts.tree import (
+    ROOT,
+    confidence_stop,
+    last_committed,
+    node_labels,
+    node_test,
+    residual_sequence,
+    token_tree,
+)
 from specviz.trace import DraftStep, Iteration, Trace, text_segments
 from specviz.tree import children, is_chain
 
@@ -190,8 +198,7 @@ def _draft(trace: Trace, index: int) -> LessonStep:
     if it.one_pass:
         cost += (" That one pass drafted the whole block: each position's q was computed without seeing the "
                  "tokens drafted before it, which is why a parallel drafter's acceptance decays with the position.")
-    stop = (f" It stopped after {it.drafted} of γ = {s.gamma}: its most likely next token had probability below "
-            f"{s.draft_confidence:.2f} (the confidence stop)." if it.unsure else "")
+    stop = f" {confidence_stop(it, trace)}" if it.unsure else ""
     if not it.drafts:
         return LessonStep(title, f"<p>The drafter {html.escape(trace.drafter)} proposed {_count(it.drafted, 'token')}. "
                           f"{cost}"

@@ -94,6 +94,21 @@ def tested_against(iteration: Iteration, node: int) -> DraftStep | None:
     return iteration.drafts[before[-1]] if before else None
 
 
+def confidence_stop(iteration: Iteration, trace: Trace) -> str:
+    """What the confidence stop did this iteration, in words ('' where it did nothing). A chain ends at the first
+    node the drafter is unsure after; a tree leaves only that node unexpanded, and its other branches may reach
+    the full depth. The depth allowed is the adaptive policy's choice where it chose one, else γ."""
+    if not iteration.unsure:
+        return ""
+    gamma = iteration.choice.gamma if iteration.choice is not None else trace.settings.gamma
+    why = (f"its most likely next token had probability below {trace.settings.draft_confidence:.2f} (the "
+           "confidence stop)")
+    if is_chain(iteration.parents):
+        return f"The drafter stopped after {iteration.drafted} of γ = {gamma}: {why}."
+    deepest = max((d.position for d in iteration.drafts), default=0)
+    return (f"The drafter left a node unexpanded where {why}; its deepest branch reached depth {deepest} of "
+            f"γ = {gamma}.")
+
 def node_test(iteration: Iteration, node: int) -> str:
     """The node's test in words: what it was compared with and what came out (plain text)."""
     d = iteration.drafts[node]
