@@ -131,6 +131,10 @@ def test_the_shipped_race_replays_with_no_model():
     base, speculative = race_lanes(at)  # shown at the finish, nothing run
     assert "✓ finished" in base and "✓ finished" in speculative
     assert at.success[0].value.startswith("Identical output ✓")
+    at.radio(key="race_speed").set_value("¼×").run()
+    at.switch_page("pages/theory.py").run()
+    at.switch_page("pages/generate.py").run()
+    assert at.radio(key="race_speed").value == "¼×"   # the pace stays across pages, as the sidebar's settings do
 
 
 def test_live_race_on_a_tiny_pair_writes_identical_greedy_texts(tiny_llama_dirs):

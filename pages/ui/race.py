@@ -35,7 +35,9 @@ def section(show_rejected: bool) -> None:
                       help="Runs the target alone, then speculative decoding, on the same prompt and seed (unless "
                            "the last comparison already ran on these settings), then replays them side by side.")
     replay = middle.button("Replay", key="race_replay", help="Replays the stored comparison without running anything.")
-    speed = SPEEDS[right.radio("Pace", list(SPEEDS), horizontal=True, key="race_speed")]
+    paces = list(SPEEDS)
+    speed = SPEEDS[right.radio("Pace", paces, paces.index(controls.kept("race_speed", paces[0])), horizontal=True,
+                               key="race_speed")]
     st.caption(PACE)
     if run:
         study = measured()
