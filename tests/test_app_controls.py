@@ -13,7 +13,7 @@ from test_tree_size import CPU_CURVE, cost, embedded_setup, flat, write_sizing
 from pages.ui.controls import KEPT, PROMPTS
 from specviz.device import decoder_threads
 from specviz.drafters import drafter_name, eagle
-from specviz.examples import example
+from specviz.examples import example, load_example
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
 
@@ -117,9 +117,11 @@ def test_the_inspectors_slider_shows_the_iteration_shown_across_examples(app):
 
 def test_an_examples_settings_fill_the_sidebar_and_stay(app):
     switch_to(app, "copy-lookup")
+    app.selectbox(key="dtype").set_value("bfloat16").run()
     app.button(key="use_example").click().run()
     shown = example("copy-lookup")
     assert app.selectbox(key="drafter").value == shown.drafter == "ngram"
+    assert app.selectbox(key="dtype").value == load_example("copy-lookup").dtype == "float32"   # as it was run
     assert (app.slider(key="gamma").value, app.radio(key="verify").value) == (8, "greedy")
     assert app.text_area(key="prompt").value == shown.prompt and not app.toggle(key="auto_size").value
     app.switch_page("pages/lesson.py").run()

@@ -81,13 +81,15 @@ def _use_prompt() -> None:
 
 
 def _use_example() -> None:
-    """Set the sidebar to the shown example's run: the embedded pair, its drafter, prompt and settings."""
+    """Set the sidebar to the shown example's run: the embedded pair, its drafter, prompt, settings and precision."""
     if state.shown() == state.LIVE:   # a run switched to your own runs after the button was drawn
         return
     shown = example(state.shown())
     values = {"pair": EMBEDDED_PAIR, "drafter": shown.drafter, "prompt": shown.prompt, "remote_target": "",
               **{key: getattr(shown.settings, key) for key in EXAMPLE_SETTINGS}}
     values["max_new_tokens"] = min(values["max_new_tokens"], _max_new_tokens())
+    if state.trace().dtype in precision.choices(pick_device()):   # its precision, where this machine offers it
+        values["dtype"] = state.trace().dtype
     for key, value in values.items():   # the run's end keeps them (sidebar)
         st.session_state[key] = value
 
