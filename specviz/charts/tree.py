@@ -109,6 +109,7 @@ def confidence_stop(iteration: Iteration, trace: Trace) -> str:
     return (f"The drafter left a node unexpanded where {why}; its deepest branch reached depth {deepest} of "
             f"γ = {gamma}.")
 
+
 def node_test(iteration: Iteration, node: int) -> str:
     """The node's test in words: what it was compared with and what came out (plain text)."""
     d = iteration.drafts[node]
