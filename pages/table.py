@@ -16,7 +16,7 @@ st.caption("SpecDec Table 16 style. Green underline: kept drafts. Red box: the b
            "its accepted path: the bifurcation lists every child tried there, and Branches counts the children "
            "drafted at each depth.")
 iterations = len(trace.iterations)
-shown = st.slider("Iterations shown", 1, iterations, min(controls.kept("table_rows", 20), iterations),
+shown = st.slider("Iterations shown", 1, iterations, controls.kept_within("table_rows", 20, iterations),
                   key="table_rows") if iterations > 1 else 1
 
 st.subheader("As recorded")
@@ -25,7 +25,7 @@ st.html(charts.draft_verify_table(trace, limit=shown))
 st.subheader("Re-verify the same drafts with Spec-Verification")
 b, t = st.columns(2)
 top_k = trace.settings.record_top_k
-beta = b.number_input("β (top-β)", 1, top_k, min(controls.kept("rv_beta", 3), top_k), key="rv_beta")
+beta = b.number_input("β (top-β)", 1, top_k, controls.kept_within("rv_beta", 3, top_k), key="rv_beta")
 tau = t.slider("τ (log-prob gap)", 0.0, 10.0, controls.kept("rv_tau", 1.0), step=0.5, key="rv_tau")
 run = trace.settings
 if not run.greedy and (run.temperature != 1 or run.top_k or run.top_p < 1):

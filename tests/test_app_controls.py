@@ -195,3 +195,19 @@ def test_a_pages_own_widgets_keep_their_values_across_page_switches(app):
     app.switch_page("pages/generate.py").run()
     assert not app.toggle(key="show_rejected").value and app.checkbox(key="with_baseline").value
     assert not app.exception
+
+
+def test_a_short_trace_clamps_the_tables_rows_for_itself_only(app):
+    """The copy-lookup example has 12 iterations: the table shows 12 there, and a longer trace the person's
+    own choice again, not the clamped 12."""
+    app.switch_page("pages/table.py").run()
+    switch_to(app, "sampled-chat")
+    assert app.slider(key="table_rows").value == 20
+    app.slider(key="table_rows").set_value(30).run()
+    switch_to(app, "copy-lookup")
+    assert app.slider(key="table_rows").value == 12
+    switch_to(app, "sampled-chat")
+    assert app.slider(key="table_rows").value == 30
+    app.slider(key="table_rows").set_value(8).run()
+    switch_to(app, "copy-lookup")
+    assert app.slider(key="table_rows").value == 8

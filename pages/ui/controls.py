@@ -184,6 +184,17 @@ def kept(key: str, default=None):
     return values.get(key, default)
 
 
+def kept_within(key: str, default: int, top: int) -> int:
+    """`kept` for a widget whose top follows the trace shown: the person's own choice stays apart from the value
+    drawn, which a trace with a lower `top` clamps, so a longer trace shows their choice again (`kept` alone
+    would keep the clamped value). A value unlike the one drawn last was set by the person."""
+    values = st.session_state.setdefault(KEPT, {})
+    if key in st.session_state and st.session_state[key] != values.get(f"{key} drawn"):
+        values[key] = st.session_state[key]
+    values[f"{key} drawn"] = min(values.get(key, default), top)
+    return values[f"{key} drawn"]
+
+
 PRECISION_NAMES = {"float32": "float32 (exact greedy)", "bfloat16": "bfloat16 (faster)", "float16": "float16 (faster)"}
 
 
