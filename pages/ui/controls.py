@@ -88,8 +88,9 @@ def _use_example() -> None:
     values = {"pair": EMBEDDED_PAIR, "drafter": shown.drafter, "prompt": shown.prompt, "remote_target": "",
               **{key: getattr(shown.settings, key) for key in EXAMPLE_SETTINGS}}
     values["max_new_tokens"] = min(values["max_new_tokens"], _max_new_tokens())
-    if state.trace().dtype in precision.choices(pick_device()):   # its precision, where this machine offers it
-        values["dtype"] = state.trace().dtype
+    recorded = state.trace().dtype
+    if recorded in precision.choices(pick_device()):   # its precision, where this machine offers it
+        values["dtype"] = recorded
     for key, value in values.items():   # the run's end keeps them (sidebar)
         st.session_state[key] = value
 

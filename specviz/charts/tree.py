@@ -188,14 +188,17 @@ def tree_boxes(iteration: Iteration, root: str = "") -> list[Box]:
     return list(boxes.values())
 
 
-def _box_text(box: Box) -> str:
+def _box_note(box: Box) -> dict:
+    """The box drawn for a node: a plotly annotation at its place, styled by its kind (`BOXES`)."""
     style = BOXES[box.kind]
     text = html.escape(box.text)
     if style.strike:
         text = f"<s>{text}</s>"
     if style.bold:
         text = f"<b>{text}</b>"
-    return f"{text} {style.glyph}" if style.glyph else text
+    return {"x": box.depth, "y": box.row, "text": f"{text} {style.glyph}" if style.glyph else text,
+            "showarrow": False, "bgcolor": style.fill, "bordercolor": style.border, "borderwidth": style.width,
+            "borderpad": 6, "font": {"color": style.ink, "size": 18}, "captureevents": False}
 
 
 def token_tree(iteration: Iteration, root: str = "") -> go.Figure:
@@ -218,10 +221,7 @@ def token_tree(iteration: Iteration, root: str = "") -> go.Figure:
     fig.add_scatter(x=[b.depth for b in boxes], y=[b.row for b in boxes], mode="markers", name="nodes",
                     showlegend=False, hovertext=[b.hover for b in boxes], hoverinfo="text",
                     marker={"size": 40, "color": "rgba(0, 0, 0, 0)"})
-    fig.update_layout(annotations=[   # at once: plotly copies every earlier one on each add_annotation
-        {"x": b.depth, "y": b.row, "text": _box_text(b), "showarrow": False, "bgcolor": BOXES[b.kind].fill,
-         "bordercolor": BOXES[b.kind].border, "borderwidth": BOXES[b.kind].width, "borderpad": 6,
-         "font": {"color": BOXES[b.kind].ink, "size": 18}, "captureevents": False} for b in boxes])
+    fig.update_layout(annotations=[_box_note(b) for b in boxes])   # at once: each add_annotation copies the rest
     deepest = max(b.depth for b in boxes)
     rows = max(b.row for b in boxes) + 1
     fig.update_xaxes(range=[-0.6, deepest + 0.6], tickvals=list(range(deepest + 1)),
