@@ -30,9 +30,18 @@ st.altair_chart(charts.theory_explorer(state.trace()), key="theory_explorer", th
 st.subheader("Rejection sampling recovers p")
 st.markdown("Edit a toy target **p** and drafter **q** (any non-negative weights; each column is normalised). "
             "Draw x̃ ~ q, keep it with probability min(1, p/q), else draw from norm(max(0, p − q)).")
-DEFAULT = pd.DataFrame({"token": ["the", "a", "cat", "dog", "sat"], "p": [5.0, 3.0, 1.0, 1.0, 0.0],
-                        "q": [1.0, 1.0, 4.0, 2.0, 2.0]})
-table = st.data_editor(DEFAULT, num_rows="fixed", key="toy_table", hide_index=True)
+TOY = "toy_pq"   # the edited table under a plain key: the editor's own state (its edits) goes with a page switch
+
+
+def reset_toy() -> None:
+    st.session_state[TOY] = toy.TABLE
+    st.session_state.pop("toy_table", None)
+
+
+table = st.data_editor(pd.DataFrame(st.session_state.get(TOY, toy.TABLE)), num_rows="fixed", key="toy_table",
+                       hide_index=True)
+st.session_state[TOY] = table.to_dict("list")
+st.button("Reset the toy p and q", on_click=reset_toy, disabled=st.session_state[TOY] == toy.TABLE, key="toy_reset")
 draws = st.slider("simulated draws", 500, 5000, controls.kept("toy_draws", 2000), step=500, key="toy_draws")
 
 

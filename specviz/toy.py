@@ -16,6 +16,9 @@ import torch
 from specviz.errors import SpecvizError
 from specviz.verification import lossless, residual
 
+# The Theory page's table to start from: p and q differ enough that accepts and corrections both show.
+TABLE = {"token": ["the", "a", "cat", "dog", "sat"], "p": [5.0, 3.0, 1.0, 1.0, 0.0], "q": [1.0, 1.0, 4.0, 2.0, 2.0]}
+
 
 @dataclass
 class ToySplit:

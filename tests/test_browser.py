@@ -394,3 +394,41 @@ def test_precision_is_a_sidebar_choice_and_theory_explains_floating_point(app_ur
         page.get_by_role("heading", name="Lossless up to floating point").scroll_into_view_if_needed()
         expect(page.get_by_text("float32 speculative output parted from the target alone's in 0 of")).to_be_visible()
         page.screenshot(path=OUT / "theory-floating-point.png", full_page=True)
+
+
+def test_the_toy_tables_edits_stay_across_pages_until_reset(app_url):
+    """A teacher's own p on the Theory page survives a visit to another page; Reset brings back the default."""
+    from playwright.sync_api import expect
+
+    from specviz import toy
+
+    def rejection(p: list[float]) -> str:
+        return f"1 − Σ min(p, q) = {toy.split(p, toy.TABLE['q']).rejection:.3f}"
+
+    url, _ = app_url
+    with app_page(url, 1400) as page:
+        open_page(page, "Theory", "Theory")
+        caption = page.get_by_text("Rejection probability")
+        expect(caption).to_contain_text(rejection(toy.TABLE["p"]))
+        grid = page.locator("[data-testid='stDataFrame']")
+        grid.scroll_into_view_if_needed()
+        box = grid.bounding_box()
+        header = box["height"] / (len(toy.TABLE["p"]) + 1)   # the header row and each body row are one height
+
+        def edit() -> None:   # select the first row's p and type over it: the grid opens its cell editor
+            page.mouse.click(box["x"] + box["width"] / 2, box["y"] + 1.5 * header)
+            page.keyboard.type("9")
+            cell = page.locator(".gdg-input")
+            expect(cell).to_have_value("9")
+            cell.press("Enter")   # into the editor itself, once it is there
+
+        rerun(page, edit)
+        edited = [9.0, *toy.TABLE["p"][1:]]
+        expect(caption).to_contain_text(rejection(edited))
+        open_page(page, "Lesson", "Lesson")
+        open_page(page, "Theory", "Theory")
+        expect(caption).to_contain_text(rejection(edited))
+        grid.screenshot(path=OUT / "theory-toy-kept.png")
+        rerun(page, lambda: page.get_by_role("button", name="Reset the toy p and q").click())
+        expect(caption).to_contain_text(rejection(toy.TABLE["p"]))
+        expect(page.get_by_role("button", name="Reset the toy p and q")).to_be_disabled()
