@@ -204,6 +204,33 @@ def test_page_starts_at_the_instructive_iteration_and_a_new_one_restarts(app):
     assert "Iteration 2 of 3" in next(h.proto.body for h in app.get("html") if "specviz-lesson" in h.proto.body)
 
 
+def test_a_round_trip_through_an_example_keeps_the_place_in_each_trace(app):
+    """The Lesson and the inspector come back where they stood in the session's run after showing an example, and
+    where they stood in the example after going back to it; a new run of the session's starts afresh."""
+    from specviz.examples import PACK
+
+    app.session_state["trace"] = synthetic_trace(12)
+    switch_to(app, "live")
+    app.switch_page("pages/lesson.py").run()
+    app.selectbox(key="lesson_pick").set_value(5).run()
+    app.button(key="lesson_next").click().run()
+    app.button(key="lesson_next").click().run()
+    app.session_state["inspect_index"] = 7
+    switch_to(app, PACK[1].name)
+    assert _title(app).startswith("Step 1 of") and app.selectbox(key="lesson_pick").value != 5
+    app.button(key="lesson_next").click().run()
+    example_index = app.selectbox(key="lesson_pick").value
+    switch_to(app, "live")
+    assert app.selectbox(key="lesson_pick").value == 5 and _title(app).startswith("Step 3 of")
+    assert app.session_state["inspect_index"] == 7
+    switch_to(app, PACK[1].name)
+    assert app.selectbox(key="lesson_pick").value == example_index and _title(app).startswith("Step 2 of")
+    app.session_state["trace"] = synthetic_trace(12)   # what a new run does (`state.set_trace`), shown at once
+    app.session_state["inspect_index"] = 0
+    switch_to(app, "live")
+    assert app.selectbox(key="lesson_pick").value != 5 and _title(app).startswith("Step 1 of")
+
+
 def test_page_without_a_trace(app):
     switch_to(app, "live")
     app.switch_page("pages/lesson.py").run()

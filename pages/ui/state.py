@@ -25,12 +25,24 @@ def shown() -> str:
     return st.session_state.shown
 
 
+PLACES = ("inspect_index", "lesson_trace", "lesson_index", "lesson_step")   # where the pages stand in a trace
+
+
 def show(name: str) -> None:
-    """Show `name`; the inspector starts at an example's first drafted iteration (its first is often the target's
-    token alone), and at the first iteration of the session's own runs."""
-    st.session_state.shown = name
+    """Show `name`, where the inspector and the Lesson stood when it was last shown (still the same trace);
+    else the inspector starts at an example's first drafted iteration (its first is often the target's token
+    alone), at the first iteration of the session's own runs, and the Lesson at its own choice."""
+    s = st.session_state
+    places = s.setdefault("places", {})
+    if "shown" in s:
+        places[s.shown] = (trace(), {key: s[key] for key in PLACES if key in s})
+    s.shown = name
+    kept, place = places.get(name, (None, {}))
+    if kept is not None and kept is trace():
+        s.update(place)
+        return
     its = [] if name == LIVE else _example(name)[0].iterations
-    st.session_state.inspect_index = next((it.index for it in its if it.drafted), 0)
+    s.inspect_index = next((it.index for it in its if it.drafted), 0)
 
 
 def shown_switch() -> None:
