@@ -11,6 +11,7 @@ from specviz import SpecvizError, charts
 from specviz.drafters import STANDALONE_KINDS
 from specviz.sizing import sizing_stream
 from specviz.sizing import warnings as sizing_warnings
+from specviz.study import repeats, repeats_note, same_setup
 from specviz.sweep import benchmark_points, drafter_comparison, gamma_sweep
 
 controls.sidebar()  # drawn by each page, so a page opened on its own still has it
@@ -27,10 +28,15 @@ adaptive = left.checkbox("…and an adaptive run beside them (chains up to the l
                          help="The adaptive run chooses its draft length before every iteration (the sidebar's "
                          "Adapt the draft to the text); it is drawn as a dashed level across every γ.")
 with right:
-    repeats = tables.rounds_input("sweep_repeats", "each γ")
+    sweep_rounds = tables.rounds_input("sweep_repeats", "each γ")
 if st.button("Run γ sweep", type="primary", key="run_sweep", disabled=not gammas):
-    models.study_with_progress("γ sweep", repeats * (1 + len(gammas) + adaptive), gamma_sweep, lambda: (
-        st.session_state.prompt, controls.settings(), sorted(gammas), True, adaptive, repeats))
+    before = st.session_state.get("studies", {}).get("gamma sweep")   # the session's own sweep, if any
+    models.study_with_progress("γ sweep", sweep_rounds * (1 + len(gammas) + adaptive), gamma_sweep, lambda: (
+        st.session_state.prompt, controls.settings(), sorted(gammas), True, adaptive, sweep_rounds))
+    after = state.study("gamma sweep")
+    # the same sweep run again: kept beside the new one, to show whether its points land in the bars drawn before
+    st.session_state.sweep_before = (before, after) if before is not None and after is not before and \
+        same_setup(before, after) else None
 
 SHIPPED_BENCHMARK = Path(__file__).resolve().parent.parent / "benchmarks" / "latest.json"
 left, right = st.columns(2)
@@ -46,10 +52,14 @@ if source is not None:
         st.error(f"Cannot use this benchmark file: {error}")
 
 sweep = state.study("gamma sweep")
+before, rerun = st.session_state.get("sweep_before") or (None, None)
+before = before if rerun is sweep else None
 if sweep is not None or benchmark:
-    st.plotly_chart(charts.sweep_chart(sweep, benchmark=benchmark), key="sweep_chart")
+    st.plotly_chart(charts.sweep_chart(sweep, benchmark=benchmark, before=before), key="sweep_chart")
 if sweep is not None:
     tables.show_spread(sweep)
+    if before is not None and (found := repeats(before, sweep)):
+        st.caption(f"Run again with the same settings: {repeats_note(found)}")
     st.caption("The formulas assume one target step verifies γ + 1 tokens as fast as it decodes one (true on a "
                "busy GPU, not on a CPU), and each run's time includes its prompt's prefill: measured points sit "
                "below the curves when either assumption fails.")

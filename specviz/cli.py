@@ -368,13 +368,15 @@ def print_study(study) -> None:
 
 def print_repeats(found: list, path: str) -> None:
     """Each run measured again against the bar drawn for it in the study at `path`."""
+    from specviz.study import repeats_note
+
     if not found:
         print(f"{path} has no run timed in rounds that this sweep ran again")
         return
     for r in found:
         print(f"  {r.name:<24} now {r.speedup:.2f}x, drawn before as {r.low:.2f}-{r.high:.2f}x: "
               f"{'inside' if r.inside else 'OUTSIDE'}")
-    print(f"{sum(r.inside for r in found)} of {len(found)} points fall within the bars of {path}")
+    print(f"The bars drawn before: {path}. {repeats_note(found)}")
 
 
 def print_trace(trace, args: argparse.Namespace) -> None:

@@ -26,6 +26,7 @@ from __future__ import annotations
 import json
 import statistics
 from dataclasses import dataclass, field, replace
+from math import comb
 from pathlib import Path
 
 from specviz.errors import SpecvizError
@@ -144,16 +145,23 @@ class Study:
 
 @dataclass
 class Repeat:
-    """One run of a study measured again: its new median speedup against the bar drawn for it before."""
+    """One run of a study measured again: its new median speedup against the bar drawn for it before, and
+    the rounds behind each."""
 
     name: str
     speedup: float
     low: float
     high: float
+    rounds_before: int
+    rounds_now: int
 
     @property
     def inside(self) -> bool:
         return self.low <= self.speedup <= self.high
+
+    @property
+    def chance(self) -> float:
+        return inside_chance(self.rounds_before, self.rounds_now)
 
 
 def repeats(before: Study, again: Study) -> list[Repeat]:
@@ -161,8 +169,54 @@ def repeats(before: Study, again: Study) -> list[Repeat]:
     median speedup now against its min–max bar then. The bars are worth drawing when the points land in
     them; a point outside says the machine changed more between the two than within one."""
     bars = {r.name: r for r in before.rows()[1:] if r.speedup_low is not None}
-    return [Repeat(r.name, r.speedup, bars[r.name].speedup_low, bars[r.name].speedup_high)
-            for r in again.rows()[1:] if r.name in bars and r.speedup is not None]
+    return [Repeat(r.name, r.speedup, bars[r.name].speedup_low, bars[r.name].speedup_high, bars[r.name].rounds,
+                   r.rounds) for r in again.rows()[1:] if r.name in bars and r.speedup is not None]
+
+
+def same_setup(before: Study, again: Study) -> bool:
+    """Whether `again` measured what `before` did: the same kind of study, prompt, target, drafters, settings,
+    device, precision and threads (what varied may differ; `repeats` compares the runs both have)."""
+    def setup(study: Study) -> tuple:
+        b = study.baseline
+        return (study.kind, b.prompt, b.target, b.settings, b.device, b.dtype, b.threads,
+                sorted({v.trace.drafter for v in study.variants}))
+    return setup(before) == setup(again)
+
+
+def inside_chance(before: int, now: int) -> float:
+    """The probability that the median of `now` rounds falls within the min–max of `before` rounds when all
+    of them are alike (independent draws of one continuous distribution: nothing changed between the two).
+    Then each way of giving `before` of the `before + now` ranks to the earlier rounds is equally likely, and
+    the median sits outside exactly when the first `low + 1` ranks are all the rerun's (its rounds up to the
+    lower middle one) or the last `now - high` are (from the upper middle one); both happen in one way, with
+    every earlier round between the two middle ones of an even count. For an even count the median is the
+    middle pair's mean, counted inside when both are (a lower bound); exact for an odd one. With 3 and 3
+    rounds it is 0.60, with 7 and 7, 0.93."""
+    total, low, high = before + now, (now - 1) // 2, now // 2
+    outside = comb(total - low - 1, before) + comb(total - now + high, before) - (high > low)
+    return 1 - outside / comb(total, before)
+
+
+def repeats_note(found: list[Repeat]) -> str:
+    """How many points landed in their bars, against what chance gives when nothing changed (`inside_chance`):
+    min–max bars over a few rounds cover a rerun's median less often than they look as if they would."""
+    inside = sum(r.inside for r in found)
+    expected = sum(r.chance for r in found)
+    rounds = sorted({(r.rounds_before, r.rounds_now) for r in found})
+    timed = "; ".join(f"{b} rounds before and {n} now: {inside_chance(b, n):.2f}" for b, n in rounds)
+    low = _at_most(inside, [r.chance for r in found])
+    return (f"{inside} of {len(found)} points fall within the bars drawn before. A rerun's median lands inside an "
+            f"earlier min–max bar by chance alone ({timed}) even when nothing changed between the two, so "
+            f"{expected:.1f} of {len(found)} are expected; {inside} or fewer happens with probability {low:.2f}"
+            + (", too rarely for the machine to have stayed alike." if low < 0.05 else "."))
+
+
+def _at_most(k: int, chances: list[float]) -> float:
+    """P(at most k of the independent events with these probabilities happen) (a Poisson binomial)."""
+    counts = [1.0]   # counts[i]: the probability that i have happened so far
+    for p in chances:
+        counts = [a * (1 - p) + b * p for a, b in zip([*counts, 0.0], [0.0, *counts])]
+    return sum(counts[:k + 1])
 
 
 def token_match_rate(output: list[int], reference: list[int]) -> float:

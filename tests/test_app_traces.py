@@ -175,6 +175,12 @@ def test_gamma_sweep_and_spec_grid(tiny_pair):
     threads = sweep.baseline.threads
     assert threads >= 1 and any(c.value.startswith(f"Measured on cpu (float32) with {threads} torch thread") and
                                 "no other run was queued ahead" in c.value for c in app.caption)
+    app.number_input(key="sweep_repeats").set_value(2).run()
+    app.button(key="run_sweep").click().run()   # the same sweep again: do its points land in the bars drawn before?
+    names = [t.get("name") for t in json.loads(app.get("plotly_chart")[0].proto.spec)["data"]]
+    assert "the sweep before (median, min–max)" in names
+    assert any(c.value.startswith("Run again with the same settings: ") and "of 3 points fall within the bars" in
+               c.value and "3 rounds before and 2 now: 0.30" in c.value for c in app.caption)
     app.checkbox(key="show_shipped_benchmark").check().run()
     assert not app.exception and not app.error
     names = [trace.get("name") for trace in json.loads(app.get("plotly_chart")[0].proto.spec)["data"]]

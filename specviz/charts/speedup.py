@@ -8,29 +8,37 @@ from plotly.subplots import make_subplots
 
 from specviz import theory
 from specviz.charts.style import ACCEPT_COLOR, NEUTRAL, P_COLOR, Q_COLOR, REJECT_COLOR, layout, range_bars
-from specviz.study import Study
+from specviz.study import Row, Study
 
 BENCH_SYMBOLS = ["square-open", "diamond-open", "triangle-up-open", "x-thin", "cross-thin"]
 
 
-def sweep_chart(study: Study | None, max_gamma: int = 16, benchmark: list[dict] | None = None) -> go.Figure:
+def _chains(study: Study) -> list[Row]:
+    return [r for r in study.rows()[1:] if "gamma" in r.varied and not r.varied.get("adaptive")]
+
+
+def sweep_chart(study: Study | None, max_gamma: int = 16, benchmark: list[dict] | None = None,
+                before: Study | None = None) -> go.Figure:
     """A γ sweep's measured speedup and tokens per iteration per γ, beside the formulas through its
     α̂ and c (see `speedup_chart`), and its adaptive run's as a level across all γ. Without a study: the
-    benchmark's points alone."""
+    benchmark's points alone. `before`: the same sweep measured earlier, its points and bars drawn beside
+    (do the new points land in the old bars?)."""
     rows = study.rows()[1:] if study is not None else []
-    runs = [r for r in rows if "gamma" in r.varied and not r.varied.get("adaptive")]
+    runs = _chains(study) if study is not None else []
     adaptive = next(((r.varied["gamma"], r.speedup, r.accepted_length) for r in rows if r.varied.get("adaptive")), None)
     alpha, c = study.measured_alpha_c() if study is not None else (None, 0.0)
     block = max((v.trace.block for v in study.variants), default=0) if study is not None else 0
+    earlier = [(r.varied["gamma"], r.speedup, r.speedup_low, r.speedup_high) for r in _chains(before)] if before else []
     return speedup_chart(alpha, c, max_gamma, [(r.varied["gamma"], r.speedup, r.accepted_length) for r in runs],
-                         benchmark, adaptive, [(r.speedup_low, r.speedup_high) for r in runs], block)
+                         benchmark, adaptive, [(r.speedup_low, r.speedup_high) for r in runs], block, earlier)
 
 
 def speedup_chart(alpha: float | None, c: float, max_gamma: int = 16,
                   measured: list[tuple[int, float | None, float]] = (),
                   benchmark: list[dict] | None = None,
                   adaptive: tuple[int, float | None, float] | None = None,
-                  spread: list[tuple[float | None, float | None]] | None = None, block: int = 0) -> go.Figure:
+                  spread: list[tuple[float | None, float | None]] | None = None, block: int = 0,
+                  earlier: list[tuple[int, float | None, float | None, float | None]] = ()) -> go.Figure:
     """Left: S(γ) = (1 − α^(γ+1)) / ((1 − α)(γc + 1)) (Leviathan et al., Theorem 3.8) with the optimal
     γ starred, and measured speedups. Right: E(γ) = (1 − α^(γ+1)) / (1 − α) (eq. 1) and measured
     tokens per iteration. A parallel drafter (`block` B > 0) drafts min(γ, B) tokens in one step, so its
@@ -38,7 +46,8 @@ def speedup_chart(alpha: float | None, c: float, max_gamma: int = 16,
     (γ, speedup, tokens per iteration) points; `adaptive` an adaptive run's (largest γ it may draft, speedup,
     tokens per iteration), drawn as dashed levels, since it chose its own γ before every iteration. `spread`:
     each measured point's lowest and highest speedup over its repeated rounds, drawn as error bars around the
-    median (None: one round)."""
+    median (None: one round). `earlier`: (γ, speedup, min, max) of the same sweep measured before, drawn
+    hollow just right of each γ."""
     fig = make_subplots(rows=1, cols=2, subplot_titles=("walltime speedup over the target alone",
                                                         "tokens per iteration"))
     gamma_of = [m[0] for m in measured]
@@ -49,6 +58,11 @@ def speedup_chart(alpha: float | None, c: float, max_gamma: int = 16,
     fig.add_scatter(x=gamma_of, y=medians, mode="markers", error_y=bars,
                     name="measured (median, min–max)" if repeated else "measured",
                     marker={"size": 14, "color": P_COLOR, "symbol": "circle"}, row=1, col=1)
+    if earlier:
+        fig.add_scatter(x=[e[0] + 0.3 for e in earlier], y=[e[1] for e in earlier], mode="markers",
+                        error_y=range_bars(*zip(*[e[1:] for e in earlier]), NEUTRAL),
+                        name="the sweep before (median, min–max)",
+                        marker={"size": 12, "color": "white", "line": {"color": NEUTRAL, "width": 3}}, row=1, col=1)
     fig.add_scatter(x=gamma_of, y=[m[2] for m in measured], mode="markers",
                     name="measured", showlegend=False, marker={"size": 14, "color": P_COLOR}, row=1, col=2)
     if alpha is not None:
