@@ -64,7 +64,7 @@ PACK = (
             "How long a draft pays: measured speedup and tokens per iteration per γ, against S(γ) and E(γ) through "
             "the measured α̂ and c, and a run that chooses its draft length as it goes.", CHAT, "eagle",
             replace(SAMPLED, max_new_tokens=64), study="gamma sweep", values={"gammas": [1, 2, 3, 4, 6, 8]},
-            rounds=3, adaptive=True),
+            rounds=7, adaptive=True),
     Example("beta-tau-grid", "A β × τ grid: SpecDec's Table 4 on one prompt",
             "Spec-Verification trades agreement with the target's greedy output for accepted tokens: Tok. and "
             "match rate per β and τ.", CODE, "eagle", replace(GREEDY, max_new_tokens=48), study="grid",

@@ -204,11 +204,14 @@ def repeats_note(found: list[Repeat]) -> str:
     expected = sum(r.chance for r in found)
     rounds = sorted({(r.rounds_before, r.rounds_now) for r in found})
     timed = "; ".join(f"{b} rounds before and {n} now: {inside_chance(b, n):.2f}" for b, n in rounds)
-    low = _at_most(inside, [r.chance for r in found])
-    return (f"{inside} of {len(found)} points fall within the bars drawn before. A rerun's median lands inside an "
+    note = (f"{inside} of {len(found)} points fall within the bars drawn before. A rerun's median lands inside an "
             f"earlier min–max bar by chance alone ({timed}) even when nothing changed between the two, so "
-            f"{expected:.1f} of {len(found)} are expected; {inside} or fewer happens with probability {low:.2f}"
-            + (", too rarely for the machine to have stayed alike." if low < 0.05 else "."))
+            f"{expected:.1f} of {len(found)} are expected")
+    if inside >= expected:
+        return note + "."
+    low = _at_most(inside, [r.chance for r in found])
+    return note + (f"; {inside} or fewer happens with probability {low:.2f}"
+                   + (", too rarely for the machine to have stayed alike." if low < 0.05 else "."))
 
 
 def _at_most(k: int, chances: list[float]) -> float:
