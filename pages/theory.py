@@ -34,12 +34,14 @@ TOY = "toy_pq"   # the edited table under a plain key: the editor's own state (i
 
 
 def reset_toy() -> None:
+    """Back to the default table, in a new editor: the browser keeps an editor's pending edits while its key
+    stays."""
     st.session_state[TOY] = toy.TABLE
-    st.session_state.pop("toy_table", None)
+    st.session_state.toy_resets = st.session_state.get("toy_resets", 0) + 1
 
 
-table = st.data_editor(pd.DataFrame(st.session_state.get(TOY, toy.TABLE)), num_rows="fixed", key="toy_table",
-                       hide_index=True)
+table = st.data_editor(pd.DataFrame(st.session_state.get(TOY, toy.TABLE)), num_rows="fixed", hide_index=True,
+                       key=f"toy_table_{st.session_state.get('toy_resets', 0)}")
 st.session_state[TOY] = table.to_dict("list")
 st.button("Reset the toy p and q", on_click=reset_toy, disabled=st.session_state[TOY] == toy.TABLE, key="toy_reset")
 draws = st.slider("simulated draws", 500, 5000, controls.kept("toy_draws", 2000), step=500, key="toy_draws")

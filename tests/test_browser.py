@@ -411,24 +411,30 @@ def test_the_toy_tables_edits_stay_across_pages_until_reset(app_url):
         caption = page.get_by_text("Rejection probability")
         expect(caption).to_contain_text(rejection(toy.TABLE["p"]))
         grid = page.locator("[data-testid='stDataFrame']")
-        grid.scroll_into_view_if_needed()
         box = grid.bounding_box()
         header = box["height"] / (len(toy.TABLE["p"]) + 1)   # the header row and each body row are one height
 
-        def edit() -> None:   # select the first row's p and type over it: the grid opens its cell editor
-            page.mouse.click(box["x"] + box["width"] / 2, box["y"] + 1.5 * header)
-            page.keyboard.type("9")
-            cell = page.locator(".gdg-input")
-            expect(cell).to_have_value("9")
-            cell.press("Enter")   # into the editor itself, once it is there
+        def edit(row: int, value: str):   # select a row's p and type over it: the grid opens its cell editor
+            def act() -> None:
+                grid.click(position={"x": box["width"] / 2, "y": (row + 1.5) * header})
+                page.keyboard.type(value)
+                cell = page.locator(".gdg-input")
+                expect(cell).to_have_value(value)
+                cell.press("Enter")   # into the editor itself, once it is there
+            return act
 
-        rerun(page, edit)
+        rerun(page, edit(0, "9"))
         edited = [9.0, *toy.TABLE["p"][1:]]
         expect(caption).to_contain_text(rejection(edited))
         open_page(page, "Lesson", "Lesson")
         open_page(page, "Theory", "Theory")
         expect(caption).to_contain_text(rejection(edited))
         grid.screenshot(path=OUT / "theory-toy-kept.png")
-        rerun(page, lambda: page.get_by_role("button", name="Reset the toy p and q").click())
+        rerun(page, edit(1, "7"))
+        expect(caption).to_contain_text(rejection([9.0, 7.0, *toy.TABLE["p"][2:]]))
+        rerun(page, lambda: page.get_by_role("button", name="Reset the toy p and q").click())   # right after an edit
         expect(caption).to_contain_text(rejection(toy.TABLE["p"]))
         expect(page.get_by_role("button", name="Reset the toy p and q")).to_be_disabled()
+        draws = page.locator("input[aria-label='simulated draws']")
+        rerun(page, lambda: (draws.focus(), draws.press("ArrowRight")))   # another run: the edits stay gone
+        expect(caption).to_contain_text(rejection(toy.TABLE["p"]))
