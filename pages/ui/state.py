@@ -11,7 +11,7 @@ import streamlit as st
 
 from specviz import Trace
 from specviz.examples import PACK, example, load_example
-from specviz.study import Study
+from specviz.study import Study, same_setup
 from specviz.trace import approximate_note
 
 LIVE = "live"  # the session's own runs and loaded files
@@ -94,10 +94,14 @@ def set_trace(new: Trace, source: str) -> None:
 
 
 def _keep_trace(new: Trace, source: str) -> None:
-    """`new` as the session's own trace, the inspector at its first iteration (not the old trace's place)."""
+    """`new` as the session's own trace, the inspector at its first iteration (not the old trace's place); while
+    an example is shown, its own place stays and the new trace's waits for the switch to it (`show`)."""
     st.session_state.trace = new
     st.session_state.trace_source = source
-    st.session_state.inspect_index = 0
+    if shown() == LIVE:
+        st.session_state.inspect_index = 0
+    else:
+        st.session_state.setdefault("places", {})[LIVE] = (new, {"inspect_index": 0})
 
 
 def study(kind: str) -> Study | None:
@@ -110,15 +114,25 @@ def study(kind: str) -> Study | None:
     return next((_example(e.name)[1][kind] for e in PACK if e.study == kind), None)
 
 
-def set_study(new: Study, ran_on: tuple | None = None) -> None:
+def set_study(new: Study, ran_on: tuple | None = None, repeating: Study | None = None) -> None:
     """Keep `new` as the session's study of its kind; `ran_on`: the sidebar's models, settings and
-    prompt it was measured on here (`controls.ran_on`), None for one that came from elsewhere. A
-    session with no trace yet shows the study's fastest run, as an example's study does."""
+    prompt it was measured on here (`controls.ran_on`), None for one that came from elsewhere;
+    `repeating`: the session's study of the kind before this one was run, kept beside it when `new`
+    measured the same again (`earlier`). A session with no trace yet shows the study's fastest run, as an
+    example's study does."""
     st.session_state.setdefault("studies", {})[new.kind] = new
+    again = repeating is not None and same_setup(repeating, new)
+    st.session_state.setdefault("repeated", {})[new.kind] = (repeating, new) if again else None
     st.session_state.setdefault("studies_ran_on", {})[new.kind] = ran_on
     if st.session_state.get("trace") is None and new.variants:
         _keep_trace(new.fastest(), f"the {new.kind}'s fastest run")
     show_live()
+
+
+def earlier(kind: str) -> Study | None:
+    """The same study measured before the one shown, when the one shown is the session's run of it again."""
+    before, after = st.session_state.get("repeated", {}).get(kind) or (None, None)
+    return before if after is not None and after is study(kind) else None
 
 
 def ran_on(kind: str) -> tuple | None:
