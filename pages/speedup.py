@@ -11,7 +11,7 @@ from specviz import SpecvizError, charts
 from specviz.drafters import STANDALONE_KINDS
 from specviz.sizing import sizing_stream
 from specviz.sizing import warnings as sizing_warnings
-from specviz.study import repeats, repeats_note, same_setup
+from specviz.study import repeats, repeats_note
 from specviz.sweep import benchmark_points, drafter_comparison, gamma_sweep
 
 controls.sidebar()  # drawn by each page, so a page opened on its own still has it
@@ -30,13 +30,8 @@ adaptive = left.checkbox("…and an adaptive run beside them (chains up to the l
 with right:
     sweep_rounds = tables.rounds_input("sweep_repeats", "each γ")
 if st.button("Run γ sweep", type="primary", key="run_sweep", disabled=not gammas):
-    before = st.session_state.get("studies", {}).get("gamma sweep")   # the session's own sweep, if any
     models.study_with_progress("γ sweep", sweep_rounds * (1 + len(gammas) + adaptive), gamma_sweep, lambda: (
-        st.session_state.prompt, controls.settings(), sorted(gammas), True, adaptive, sweep_rounds))
-    after = state.study("gamma sweep")
-    # the same sweep run again: kept beside the new one, to show whether its points land in the bars drawn before
-    st.session_state.sweep_before = (before, after) if before is not None and after is not before and \
-        same_setup(before, after) else None
+        st.session_state.prompt, controls.settings(), sorted(gammas), True, adaptive, sweep_rounds), "gamma sweep")
 
 SHIPPED_BENCHMARK = Path(__file__).resolve().parent.parent / "benchmarks" / "latest.json"
 left, right = st.columns(2)
@@ -52,13 +47,14 @@ if source is not None:
         st.error(f"Cannot use this benchmark file: {error}")
 
 sweep = state.study("gamma sweep")
-before, rerun = st.session_state.get("sweep_before") or (None, None)
-before = before if rerun is sweep else None
+before = state.earlier("gamma sweep")   # the same sweep, measured before this one: do its bars hold?
+found = repeats(before, sweep) if before is not None else []
 if sweep is not None or benchmark:
-    st.plotly_chart(charts.sweep_chart(sweep, benchmark=benchmark, before=before), key="sweep_chart")
+    st.plotly_chart(charts.sweep_chart(sweep, benchmark=benchmark, before=before if found else None),
+                    key="sweep_chart")
 if sweep is not None:
     tables.show_spread(sweep)
-    if before is not None and (found := repeats(before, sweep)):
+    if found:
         st.caption(f"Run again with the same settings: {repeats_note(found)}")
     st.caption("The formulas assume one target step verifies γ + 1 tokens as fast as it decodes one (true on a "
                "busy GPU, not on a CPU), and each run's time includes its prompt's prefill: measured points sit "
@@ -80,7 +76,7 @@ kinds = st.multiselect("Drafters", STANDALONE_KINDS, default=controls.kept("comp
 rounds = tables.rounds_input("drafters_repeats", "each drafter")
 if st.button("Compare drafters", key="run_drafters", disabled=not kinds):
     models.study_with_progress("drafter comparison", rounds * (1 + len(kinds)), drafter_comparison, lambda: (
-        st.session_state.prompt, controls.settings(), list(kinds), True, rounds))
+        st.session_state.prompt, controls.settings(), list(kinds), True, rounds), "drafters")
 drafters = state.study("drafters")
 if drafters is not None:
     st.plotly_chart(charts.drafters_chart(drafters), key="drafters_chart")

@@ -30,6 +30,7 @@ from math import comb
 from pathlib import Path
 
 from specviz.errors import SpecvizError
+from specviz.settings import DecodeSettings
 from specviz.trace import Trace, read_json, trace_from_dict
 
 FORMAT = "specviz-study"
@@ -160,7 +161,7 @@ class Repeat:
         return self.low <= self.speedup <= self.high
 
     @property
-    def chance(self) -> float:
+    def chance(self) -> tuple[float, float]:
         return inside_chance(self.rounds_before, self.rounds_now)
 
 
@@ -175,51 +176,53 @@ def repeats(before: Study, again: Study) -> list[Repeat]:
 
 def same_setup(before: Study, again: Study) -> bool:
     """Whether `again` measured what `before` did: the same kind of study, prompt, target, drafters, settings,
-    device, precision and threads (what varied may differ; `repeats` compares the runs both have)."""
+    device, precision and threads. What the runs vary may differ (`repeats` compares the runs both have), and so
+    may the baseline's value of it (a sweep's baseline carries the sidebar's γ, which none of its runs uses)."""
+    varied = {key for study in (before, again) for v in study.variants for key in v.varied}
+    unvaried = {key: getattr(DecodeSettings, key) for key in varied if key in DecodeSettings.__dataclass_fields__}
+
     def setup(study: Study) -> tuple:
         b = study.baseline
-        return (study.kind, b.prompt, b.target, b.settings, b.device, b.dtype, b.threads,
+        return (study.kind, b.prompt, b.target, replace(b.settings, **unvaried), b.device, b.dtype, b.threads,
                 sorted({v.trace.drafter for v in study.variants}))
     return setup(before) == setup(again)
 
 
-def inside_chance(before: int, now: int) -> float:
+def inside_chance(before: int, now: int) -> tuple[float, float]:
     """The probability that the median of `now` rounds falls within the min–max of `before` rounds when all
     of them are alike (independent draws of one continuous distribution: nothing changed between the two).
     Then each way of giving `before` of the `before + now` ranks to the earlier rounds is equally likely, and
-    the median sits outside exactly when the first `low + 1` ranks are all the rerun's (its rounds up to the
-    lower middle one) or the last `now - high` are (from the upper middle one); both happen in one way, with
-    every earlier round between the two middle ones of an even count. For an even count the median is the
-    middle pair's mean, counted inside when both are (a lower bound); exact for an odd one. With 3 and 3
-    rounds it is 0.60, with 7 and 7, 0.93."""
+    the probability is a count of those ways. For an odd `now` the median is its middle round, outside
+    exactly when the first `low + 1` ranks are all the rerun's (its rounds up to the middle one) or the last
+    `now - low` are: one number, whatever the distribution (3 and 3 rounds: 0.60; 7 and 7: 0.93). For an even
+    one the median is the mean of the middle two, which the ranks alone do not place: inside at least when
+    both middle rounds are, at most unless both fall on one side; the two bounds are returned, equal for an
+    odd `now`."""
     total, low, high = before + now, (now - 1) // 2, now // 2
-    outside = comb(total - low - 1, before) + comb(total - now + high, before) - (high > low)
-    return 1 - outside / comb(total, before)
+    ways = comb(total, before)
+    below, above = comb(total - low - 1, before), comb(total - now + high, before)   # either middle one outside
+    both_below, both_above = comb(total - high - 1, before), comb(total - now + low, before)
+    return 1 - (below + above - (high > low)) / ways, 1 - (both_below + both_above) / ways
 
 
 def repeats_note(found: list[Repeat]) -> str:
-    """How many points landed in their bars, against what chance gives when nothing changed (`inside_chance`):
-    min–max bars over a few rounds cover a rerun's median less often than they look as if they would."""
-    inside = sum(r.inside for r in found)
-    expected = sum(r.chance for r in found)
+    """How many points landed in their bars, against how many chance puts there when nothing changed
+    (`inside_chance`): min–max bars over a few rounds cover a rerun's median less often than they look as if
+    they would. The points share each round's baseline, so they land in or out together more than independent
+    points would: a count is read against its expectation, with no tail probability."""
+    def span(low: float, high: float, digits: int) -> str:
+        one, other = f"{low:.{digits}f}", f"{high:.{digits}f}"
+        return one if one == other else f"{one} to {other}"
+
     rounds = sorted({(r.rounds_before, r.rounds_now) for r in found})
-    timed = "; ".join(f"{b} rounds before and {n} now: {inside_chance(b, n):.2f}" for b, n in rounds)
-    note = (f"{inside} of {len(found)} points fall within the bars drawn before. A rerun's median lands inside an "
-            f"earlier min–max bar by chance alone ({timed}) even when nothing changed between the two, so "
-            f"{expected:.1f} of {len(found)} are expected")
-    if inside >= expected:
-        return note + "."
-    low = _at_most(inside, [r.chance for r in found])
-    return note + (f"; {inside} or fewer happens with probability {low:.2f}"
-                   + (", too rarely for the machine to have stayed alike." if low < 0.05 else "."))
-
-
-def _at_most(k: int, chances: list[float]) -> float:
-    """P(at most k of the independent events with these probabilities happen) (a Poisson binomial)."""
-    counts = [1.0]   # counts[i]: the probability that i have happened so far
-    for p in chances:
-        counts = [a * (1 - p) + b * p for a, b in zip([*counts, 0.0], [0.0, *counts])]
-    return sum(counts[:k + 1])
+    timed = "; ".join(f"{span(*inside_chance(b, n), 2)} for {b} rounds before and {n} now" for b, n in rounds)
+    expected = span(sum(r.chance[0] for r in found), sum(r.chance[1] for r in found), 1)
+    even = any(n % 2 == 0 for _, n in rounds)
+    return (f"{sum(r.inside for r in found)} of {len(found)} points fall within the bars drawn before. By chance "
+            f"alone a rerun's median lands inside an earlier min–max bar with probability {timed}, even when nothing "
+            f"changed between the two, so {expected} of {len(found)} are expected"
+            + (" (the median of an even number of rounds is the mean of the middle two, which the rounds' order "
+               "alone does not place)." if even else "."))
 
 
 def token_match_rate(output: list[int], reference: list[int]) -> float:

@@ -50,6 +50,26 @@ def test_a_new_trace_opens_in_the_inspector_at_its_first_iteration(app):
         app.button(key="next").click().run()
         assert app.subheader[0].value.startswith("Iteration 2:")
 
+def test_a_trace_loaded_while_an_example_shows_leaves_the_examples_place(app):
+    """The example's inspector place stays for the switch back to it; the loaded trace opens at its first
+    iteration."""
+    from apps import switch_to
+
+    from specviz.examples import PACK
+
+    switch_to(app, PACK[0].name)
+    app.switch_page("pages/inspector.py").run()
+    app.button(key="next").click().run()
+    place = app.session_state["inspect_index"]
+    app.switch_page("pages/traces.py").run()
+    app.file_uploader(key="trace_file").set_value(("lecture.json", json.dumps(make_trace().to_dict()).encode(),
+                                                   "application/json")).run()
+    app.switch_page("pages/inspector.py").run()
+    assert app.subheader[0].value.startswith("Iteration 0:")
+    switch_to(app, PACK[0].name)
+    assert app.session_state["inspect_index"] == place and app.subheader[0].value.startswith(f"Iteration {place}:")
+
+
 def test_loaded_trace_drives_every_page_without_a_model(app):
     app.switch_page("pages/traces.py").run()
     data = json.dumps(make_trace().to_dict()).encode()
@@ -178,9 +198,9 @@ def test_gamma_sweep_and_spec_grid(tiny_pair):
     app.number_input(key="sweep_repeats").set_value(2).run()
     app.button(key="run_sweep").click().run()   # the same sweep again: do its points land in the bars drawn before?
     names = [t.get("name") for t in json.loads(app.get("plotly_chart")[0].proto.spec)["data"]]
-    assert "the sweep before (median, min–max)" in names
+    assert "the sweep before (median, min–max)" in names and any(str(n).startswith("adaptive before: ") for n in names)
     assert any(c.value.startswith("Run again with the same settings: ") and "of 3 points fall within the bars" in
-               c.value and "3 rounds before and 2 now: 0.30" in c.value for c in app.caption)
+               c.value and "0.30 to 0.80 for 3 rounds before and 2 now" in c.value for c in app.caption)
     app.checkbox(key="show_shipped_benchmark").check().run()
     assert not app.exception and not app.error
     names = [trace.get("name") for trace in json.loads(app.get("plotly_chart")[0].proto.spec)["data"]]
@@ -232,10 +252,15 @@ def test_a_sweep_cut_short_by_a_click_keeps_the_runs_it_finished(tiny_pair, monk
     app = tiny_pair
     app.switch_page("pages/speedup.py").run()
     app.multiselect(key="sweep_gammas").set_value([1, 3]).run()
+    app.number_input(key="sweep_repeats").set_value(2).run()
+    app.button(key="run_sweep").click().run()   # a whole sweep first, in rounds: its bars
     monkeypatch.setattr(models.st, "progress", ClickedDuringTheSecondRun)
     app.button(key="run_sweep").click().run()
     assert not app.exception
     assert [r.varied for r in app.session_state["studies"]["gamma sweep"].rows()] == [{}, {"gamma": 1}]
+    app.run()   # the run the click started
+    assert any(c.value.startswith("Run again with the same settings: ") and " of 1 points fall within" in c.value
+               for c in app.caption)   # the point it finished, against the bar drawn before
     assert models.run_lock().acquire(blocking=False)
     models.run_lock().release()
 

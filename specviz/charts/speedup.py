@@ -29,8 +29,10 @@ def sweep_chart(study: Study | None, max_gamma: int = 16, benchmark: list[dict] 
     alpha, c = study.measured_alpha_c() if study is not None else (None, 0.0)
     block = max((v.trace.block for v in study.variants), default=0) if study is not None else 0
     earlier = [(r.varied["gamma"], r.speedup, r.speedup_low, r.speedup_high) for r in _chains(before)] if before else []
+    adaptive_before = next((r.speedup for r in before.rows()[1:] if r.varied.get("adaptive")), None) if before else None
     return speedup_chart(alpha, c, max_gamma, [(r.varied["gamma"], r.speedup, r.accepted_length) for r in runs],
-                         benchmark, adaptive, [(r.speedup_low, r.speedup_high) for r in runs], block, earlier)
+                         benchmark, adaptive, [(r.speedup_low, r.speedup_high) for r in runs], block, earlier,
+                         adaptive_before)
 
 
 def speedup_chart(alpha: float | None, c: float, max_gamma: int = 16,
@@ -38,7 +40,8 @@ def speedup_chart(alpha: float | None, c: float, max_gamma: int = 16,
                   benchmark: list[dict] | None = None,
                   adaptive: tuple[int, float | None, float] | None = None,
                   spread: list[tuple[float | None, float | None]] | None = None, block: int = 0,
-                  earlier: list[tuple[int, float | None, float | None, float | None]] = ()) -> go.Figure:
+                  earlier: list[tuple[int, float | None, float | None, float | None]] = (),
+                  adaptive_before: float | None = None) -> go.Figure:
     """Left: S(γ) = (1 − α^(γ+1)) / ((1 − α)(γc + 1)) (Leviathan et al., Theorem 3.8) with the optimal
     γ starred, and measured speedups. Right: E(γ) = (1 − α^(γ+1)) / (1 − α) (eq. 1) and measured
     tokens per iteration. A parallel drafter (`block` B > 0) drafts min(γ, B) tokens in one step, so its
@@ -47,7 +50,7 @@ def speedup_chart(alpha: float | None, c: float, max_gamma: int = 16,
     tokens per iteration), drawn as dashed levels, since it chose its own γ before every iteration. `spread`:
     each measured point's lowest and highest speedup over its repeated rounds, drawn as error bars around the
     median (None: one round). `earlier`: (γ, speedup, min, max) of the same sweep measured before, drawn
-    hollow just right of each γ."""
+    hollow just right of each γ, and `adaptive_before` its adaptive run's speedup, a grey dashed level."""
     fig = make_subplots(rows=1, cols=2, subplot_titles=("walltime speedup over the target alone",
                                                         "tokens per iteration"))
     gamma_of = [m[0] for m in measured]
@@ -82,14 +85,18 @@ def speedup_chart(alpha: float | None, c: float, max_gamma: int = 16,
         fig.add_scatter(x=[b["gamma"] for b in mine], y=[b["speedup"] for b in mine], mode="markers", name=label,
                         marker={"size": 14, "symbol": symbol, "color": "#000000", "line": {"width": 3}},
                         row=1, col=1)
+    across = [1, max(max_gamma, *gamma_of)] if gamma_of else [1, max_gamma]   # a level drawn over every γ
     if adaptive is not None:
         most, speedup, tokens = adaptive
-        gammas = [1, max(max_gamma, *gamma_of)] if gamma_of else [1, max_gamma]
         label = f"adaptive, γ ≤ {most}" + (f": {speedup:.2f}×" if speedup is not None else "")
-        fig.add_scatter(x=gammas, y=[speedup] * 2, mode="lines", name=label,
+        fig.add_scatter(x=across, y=[speedup] * 2, mode="lines", name=label,
                         line={"color": ACCEPT_COLOR, "width": 4, "dash": "dash"}, row=1, col=1)
-        fig.add_scatter(x=gammas, y=[tokens] * 2, mode="lines", showlegend=False,
+        fig.add_scatter(x=across, y=[tokens] * 2, mode="lines", showlegend=False,
                         line={"color": ACCEPT_COLOR, "width": 4, "dash": "dash"}, row=1, col=2)
+    if adaptive_before is not None:
+        fig.add_scatter(x=across, y=[adaptive_before] * 2, mode="lines",
+                        name=f"adaptive before: {adaptive_before:.2f}×",
+                        line={"color": NEUTRAL, "width": 3, "dash": "dash"}, row=1, col=1)
     fig.add_hline(y=1.0, line_dash="dot", line_color=NEUTRAL, row=1, col=1)
     highest = max([y for t in fig.data if t.xaxis == "x" for y in t.y if y is not None], default=1.0)
     fig.update_yaxes(range=[0, highest * 1.2], row=1, col=1)
