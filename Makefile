@@ -31,7 +31,7 @@ $(APP_STAMP): requirements.txt | $(PY)
 # pip's cache is not read, since it would hand back a wheel built with other flags. The wheel builds
 # while the app's packages install.
 # A checkout whose wheel was built with other flags builds it again: the flags are kept in a file rewritten
-# only when they change, and the new wheel replaces the installed one of the same version.
+# only when they change, and the new wheel (the only one kept) replaces the installed one of the same version.
 NO_COMMON := $(abspath $(VENV))/llama-no-common.cmake
 WHEELS := $(VENV)/wheels
 WHEEL_STAMP := $(WHEELS)/.built
@@ -44,6 +44,7 @@ $(FLAGS_FILE): FORCE
 
 $(WHEEL_STAMP): requirements-server.txt $(FLAGS_FILE) | $(PY)
 	echo 'set(LLAMA_BUILD_COMMON OFF)' > $(NO_COMMON)
+	rm -f $(WHEELS)/llama_cpp_python-*.whl
 	CMAKE_ARGS="$(LLAMA_FLAGS)" $(PY) -m pip wheel -q --no-deps --no-cache-dir -w $(WHEELS) -r requirements-server.txt
 	touch $@
 
