@@ -130,6 +130,31 @@ def test_an_examples_settings_fill_the_sidebar_and_stay(app):
     assert not [b for b in app.button if b.key == "use_example"]   # your own runs have no example to copy
 
 
+@pytest.mark.parametrize("page", ["pages/speedup.py", "pages/theory.py"])
+def test_a_study_examples_settings_fill_its_pages_values_and_rounds(app, page):
+    """Use this example's settings on a sweep, a grid or a drafter comparison sets what its page runs, from that
+    page or from another one, so that Run measures the example again."""
+    for name, where, widgets in (
+            ("gamma-sweep", "pages/speedup.py", {"sweep_gammas": [1, 2, 3, 4, 6, 8], "sweep_repeats": 7,
+                                                 "sweep_adaptive": True}),
+            ("beta-tau-grid", "pages/table.py", {"grid_betas": [1, 3, 5], "grid_taus": [1.0, 3.0, 5.0],
+                                                 "grid_repeats": 3}),
+            ("drafters", "pages/speedup.py", {"compare_kinds": example("drafters").values["kinds"],
+                                              "drafters_repeats": 3})):
+        app.switch_page(where).run()
+        for key, value in widgets.items():   # the person's own values first
+            other = value[1:2] if isinstance(value, list) else not value if isinstance(value, bool) else 1
+            next(w for kind in ("multiselect", "number_input", "checkbox") for w in app.get(kind)
+                 if w.key == key).set_value(other).run()
+        app.switch_page(page).run()
+        switch_to(app, name)
+        app.button(key="use_example").click().run()
+        app.switch_page(where).run()
+        assert not app.exception and not [w for w in app.warning if "Session State" in w.value]
+        drawn = {w.key: w.value for kind in ("multiselect", "number_input", "checkbox") for w in app.get(kind)}
+        assert {key: drawn[key] for key in widgets} == widgets, name
+
+
 def test_custom_pair_without_target_says_so(app):
     app.selectbox(key="pair").set_value(app.selectbox(key="pair").options[-1]).run()
     app.button(key="generate").click().run()

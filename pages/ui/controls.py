@@ -80,8 +80,16 @@ def _use_prompt() -> None:
     st.session_state.prompt = PROMPTS[st.session_state.prompt_choice]
 
 
+# A study example's values and rounds, as the widgets of the page that runs such a study name them.
+STUDY_WIDGETS = {"gamma sweep": {"sweep_gammas": "gammas", "sweep_repeats": "rounds", "sweep_adaptive": "adaptive"},
+                 "grid": {"grid_betas": "betas", "grid_taus": "taus", "grid_repeats": "rounds"},
+                 "drafters": {"compare_kinds": "kinds", "drafters_repeats": "rounds"}}
+
+
 def _use_example() -> None:
-    """Set the sidebar to the shown example's run: the embedded pair, its drafter, prompt, settings and precision."""
+    """Set the sidebar to the shown example's run: the embedded pair, its drafter, prompt, settings and precision;
+    for a sweep, a grid or a drafter comparison, also its page's values and rounds, so that pressing Run measures
+    the example again."""
     if state.shown() == state.LIVE:   # a run switched to your own runs after the button was drawn
         return
     shown = example(state.shown())
@@ -91,7 +99,10 @@ def _use_example() -> None:
     recorded = state.trace().dtype
     if recorded in precision.choices(pick_device()):   # its precision, where this machine offers it
         values["dtype"] = recorded
-    for key, value in values.items():   # the run's end keeps them (sidebar)
+    study = {"rounds": shown.rounds, "adaptive": shown.adaptive, **shown.values}
+    widgets = {key: study[name] for key, name in STUDY_WIDGETS.get(shown.study, {}).items()}
+    st.session_state[KEPT].update(widgets)   # the page's widgets start from these when next drawn (`kept`)
+    for key, value in (values | widgets).items():   # the run's end keeps the sidebar's (sidebar)
         st.session_state[key] = value
 
 
@@ -106,7 +117,9 @@ def sidebar() -> None:
         state.shown_switch()
         if state.shown() != state.LIVE:
             st.button("Use this example's settings", key="use_example", on_click=_use_example,
-                      help="Sets the run settings below to the example's, so Generate runs it again on this machine.")
+                      help="Sets the run settings below to the example's, so Generate runs it again on this machine; "
+                      "for a γ sweep, a β × τ grid or the drafters side by side, also that page's values and "
+                      "rounds, so its Run measures the example again.")
         st.header("Run settings")
         st.selectbox("Model pair (target ← drafter)", PAIRS, index=PAIRS.index(kept("pair")), key="pair",
                      on_change=_use_pair)
