@@ -11,7 +11,6 @@ from specviz import SpecvizError, charts
 from specviz.drafters import STANDALONE_KINDS
 from specviz.sizing import sizing_stream
 from specviz.sizing import warnings as sizing_warnings
-from specviz.study import repeats, repeats_note
 from specviz.sweep import benchmark_points, drafter_comparison, gamma_sweep
 
 controls.sidebar()  # drawn by each page, so a page opened on its own still has it
@@ -47,15 +46,11 @@ if source is not None:
         st.error(f"Cannot use this benchmark file: {error}")
 
 sweep = state.study("gamma sweep")
-before = state.earlier("gamma sweep")   # the same sweep, measured before this one: do its bars hold?
-found = repeats(before, sweep) if before is not None else []
+before = state.earlier("gamma sweep")[0]   # the same sweep, measured before this one: do its bars hold?
 if sweep is not None or benchmark:
-    st.plotly_chart(charts.sweep_chart(sweep, benchmark=benchmark, before=before if found else None),
-                    key="sweep_chart")
+    st.plotly_chart(charts.sweep_chart(sweep, benchmark=benchmark, before=before), key="sweep_chart")
 if sweep is not None:
     tables.show_spread(sweep)
-    if found:
-        st.caption(f"Run again with the same settings: {repeats_note(found)}")
     st.caption("The formulas assume one target step verifies γ + 1 tokens as fast as it decodes one (true on a "
                "busy GPU, not on a CPU), and each run's time includes its prompt's prefill: measured points sit "
                "below the curves when either assumption fails.")

@@ -212,6 +212,9 @@ def test_gamma_sweep_and_spec_grid(tiny_pair):
     drafters = app.session_state["studies"]["drafters"]
     assert [r.varied for r in drafters.rows()] == [{}, {"drafter": "ngram"}] and drafters.rows()[1].rounds == 2
     assert any(n.value.startswith("Timed 2× each, interleaved") for n in [*app.caption, *app.warning])
+    app.button(key="run_drafters").click().run()   # again: its point against the bar drawn before
+    assert any(c.value.startswith("Run again with the same settings: ") and "of 1 points fall within" in c.value
+               and "0.17 to 0.67 for 2 rounds before and 2 now" in c.value for c in app.caption)
     app.switch_page("pages/table.py").run()
     app.multiselect(key="grid_betas").set_value([1, 3])
     app.multiselect(key="grid_taus").set_value([1.0])

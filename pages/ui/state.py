@@ -11,7 +11,7 @@ import streamlit as st
 
 from specviz import Trace
 from specviz.examples import PACK, example, load_example
-from specviz.study import Study, same_setup
+from specviz.study import Repeat, Study, repeats, same_setup
 from specviz.trace import approximate_note
 
 LIVE = "live"  # the session's own runs and loaded files
@@ -129,10 +129,12 @@ def set_study(new: Study, ran_on: tuple | None = None, repeating: Study | None =
     show_live()
 
 
-def earlier(kind: str) -> Study | None:
-    """The same study measured before the one shown, when the one shown is the session's run of it again."""
+def earlier(kind: str) -> tuple[Study | None, list[Repeat]]:
+    """The same study measured before the one shown, when the one shown is the session's run of it again,
+    with the runs both timed in rounds (`repeats`); (None, []) when there is no such pair."""
     before, after = st.session_state.get("repeated", {}).get(kind) or (None, None)
-    return before if after is not None and after is study(kind) else None
+    found = repeats(before, after) if after is not None and after is study(kind) else []
+    return (before if found else None), found
 
 
 def ran_on(kind: str) -> tuple | None:

@@ -2,10 +2,10 @@
 
 import streamlit as st
 
-from pages.ui import controls
+from pages.ui import controls, state
 from specviz import charts
 from specviz.charts.style import markdown_escape
-from specviz.study import Study
+from specviz.study import Study, repeats_note
 
 
 def setup_caption(study: Study) -> None:
@@ -22,9 +22,12 @@ def rounds_input(key: str, runs: str) -> int:
 
 def show_spread(study: Study) -> None:
     """Whether the study's rounds spread by more than the differences it draws, or a host's limit stopped it
-    early: a warning when so."""
+    early: a warning when so; and for the session's run of a study again, how many of its points land in the
+    bars drawn before (`state.earlier`)."""
     warn, note = charts.spread_note(study)
     (st.warning if warn else st.caption)(note)
+    if found := state.earlier(study.kind)[1]:
+        st.caption(f"Run again with the same settings: {repeats_note(found)}")
 
 
 def study_rows(study: Study) -> None:
