@@ -21,13 +21,13 @@ from specviz.charts.text import colored_text, legend
 from specviz.charts.theory import toy_histogram, toy_split_chart
 from specviz.charts.timeline import timeline
 from specviz.charts.tree import (
-                                 confidence_stop,
-                                 last_committed,
-                                 node_labels,
-                                 node_test,
-                                 rejection_points,
-                                 residual_sequence,
-                                 token_tree,
+    confidence_stop,
+    last_committed,
+    node_labels,
+    node_test,
+    rejection_points,
+    residual_sequence,
+    token_tree,
 )
 
 __all__ = ["ROW_HELP", "LessonStep", "acceptance_test", "adaptive_chart", "colored_text", "confidence_stop",
