@@ -38,6 +38,20 @@ VERSION = 2
 KINDS = ("comparison", "gamma sweep", "grid", "drafters")
 
 
+SYMBOLS = {"gamma": "γ", "beta": "β", "tau": "τ"}   # settings named as the papers write them
+
+
+def run_name(varied: dict[str, int | float | str]) -> str:
+    """What a run varied, as a reader writes it: "γ = 4", "adaptive, γ ≤ 8" (an adaptive run's γ is its
+    longest draft), "β = 2, τ = 1.0", or the drafter's own name."""
+    if varied.get("adaptive"):
+        rest = {k: v for k, v in varied.items() if k not in ("adaptive", "gamma")}
+        return ", ".join(["adaptive" + (f", γ ≤ {varied['gamma']}" if "gamma" in varied else ""),
+                          *([run_name(rest)] if rest else [])])
+    return ", ".join(str(v) if k == "drafter" else f"{SYMBOLS.get(k, k)} = {v}"
+                     for k, v in varied.items()) or "speculative"
+
+
 @dataclass
 class Variant:
     varied: dict[str, int | float | str]   # settings that differ from the baseline's run, e.g. {"gamma": 4}
@@ -48,7 +62,7 @@ class Variant:
 @dataclass
 class Row:
     """One run's headline numbers, derived from its trace (the baseline's row has varied {})."""
-    name: str                  # "baseline", or what varied as "gamma = 4, tau = 1.0"
+    name: str                  # "baseline", or what varied (`run_name`): "γ = 4", "β = 2, τ = 1.0"
     varied: dict[str, int | float | str]
     tokens: int
     wall_time: float
@@ -97,7 +111,7 @@ class Study:
     def rows(self) -> list[Row]:
         """The baseline's row, then one per variant, in the order they ran."""
         return [self._row("baseline", {}, self.baseline, None)] + [
-            self._row(", ".join(f"{k} = {value}" for k, value in v.varied.items()) or "speculative", v.varied,
+            self._row(run_name(v.varied), v.varied,
                       v.trace, self.speedup(v.trace)) for v in self.variants]
 
     def measured_alpha_c(self) -> tuple[float | None, float]:

@@ -74,13 +74,28 @@ def test_the_sweep_draws_medians_with_min_max_error_bars():
     assert list(measured.error_y.arrayminus) == pytest.approx([r.speedup - r.speedup_low for r in rows])
 
 
+def test_the_adaptive_level_carries_its_rounds_min_max_as_a_band_now_and_before():
+    study = rounds([4.0, 4.4, 4.2], {2: [2.0, 2.2, 2.0]})
+    run = synthetic_trace(64, gamma=2, seed=5)
+    run.generated_ids = list(study.baseline.generated_ids)
+    study = study.with_variant({"gamma": 2, "adaptive": True}, run, [1.6, 2.0, 1.8])
+    low, high = study.rows()[2].speedup_low, study.rows()[2].speedup_high
+    fig = charts.sweep_chart(study, before=study)
+    bands = [t for t in fig.data if t.fill == "toself"]
+    assert [list(t.y) for t in bands] == [[low, low, high, high]] * 2   # this sweep's, then the one before's
+    assert bands[0].fillcolor != bands[1].fillcolor
+    names = [t.name for t in fig.data if t.name and "adaptive" in t.name]
+    assert names == [f"adaptive, γ ≤ 2: {study.rows()[2].speedup:.2f}× (band: min–max)",
+                     f"adaptive before: {study.rows()[2].speedup:.2f}× (band: min–max)"]
+
+
 def test_the_sweep_says_when_the_spread_is_larger_than_the_differences():
     apart = rounds([4.0, 4.0, 4.0], {2: [2.0, 2.05, 1.95], 4: [1.0, 1.02, 0.98]})
     warn, note = charts.spread_note(apart)
     assert not warn and "their order holds" in note and "Timed 3×" in note
     close = rounds([4.0, 4.0, 4.0], {2: [2.0, 2.4, 1.8], 4: [1.9, 2.3, 2.1]})
     warn, note = charts.spread_note(close)
-    assert warn and "gamma = 4 and gamma = 2, 5.0% apart" in note and "not measured" in note
+    assert warn and "γ = 4 and γ = 2, 5.0% apart" in note and "not measured" in note
     once = Study("gamma sweep", synthetic_trace(64), [Variant({"gamma": 2}, synthetic_trace(64, gamma=2))])
     warn, note = charts.spread_note(once)
     assert warn is True and "timed once" in note
@@ -141,7 +156,7 @@ def test_a_sweep_run_again_says_which_points_land_in_the_bars_drawn_before():
     before = rounds([4.0, 4.0, 4.0], {2: [2.0, 2.4, 2.2], 4: [3.0, 3.2, 3.4]})   # γ=2 1.67–2.0×, γ=4 1.18–1.33×
     again = rounds([4.0, 4.0, 4.0], {2: [2.1, 2.2, 2.3], 4: [2.0, 2.1, 2.2], 8: [3.0, 3.0, 3.0]})
     found = repeats(before, again)
-    assert [(r.name, r.inside) for r in found] == [("gamma = 2", True), ("gamma = 4", False)]   # γ=8 was not drawn
+    assert [(r.name, r.inside) for r in found] == [("γ = 2", True), ("γ = 4", False)]   # γ=8 was not drawn
     assert found[1].speedup == pytest.approx(4.0 / 2.1) and found[1].high == pytest.approx(4.0 / 3.0)
 
 

@@ -13,7 +13,7 @@ from synthetic import synthetic_trace
 
 from specviz import SpecvizError, charts, trace
 from specviz.cli import main
-from specviz.study import Study, Variant, load_record, load_study, study_from_dict
+from specviz.study import Study, Variant, load_record, load_study, run_name, study_from_dict
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -35,6 +35,12 @@ def test_the_table_of_runs_reads_as_numbers_with_a_dash_where_none_applies():
     assert study.fastest() is max(study.variants, key=lambda v: study.speedup(v.trace)).trace
     setup = charts.study_setup(study)   # what the runs share: not γ, which the sweep varies
     assert study.baseline.prompt[:20] in setup and "γ =" not in setup and study.variants[0].trace.drafter in setup
+
+
+def test_a_run_is_named_as_the_papers_write_what_it_varied():
+    assert [run_name(v) for v in ({"gamma": 4}, {"gamma": 8, "adaptive": True}, {"beta": 2, "tau": 0.5},
+                                  {"drafter": "ngram"}, {"temperature": 0.7}, {})] == [
+        "γ = 4", "adaptive, γ ≤ 8", "β = 2, τ = 0.5", "ngram", "temperature = 0.7", "speculative"]
 
 
 def test_a_study_round_trips_and_every_figure_rebuilds_from_the_file(tmp_path):
@@ -179,7 +185,7 @@ def test_cli_sweep_and_grid_write_studies_show_reads_them(tiny_llama_dirs, tmp_p
     study = load_study(path)
     assert study.kind == "gamma sweep" and [v.varied for v in study.variants] == [{"gamma": 1}, {"gamma": 3}]
     assert all(v.trace.generated_ids == study.baseline.generated_ids for v in study.variants)  # greedy
-    assert "gamma = 3" in out and "speedup" in out and "match 100%" in out
+    assert "γ = 3" in out and "speedup" in out and "match 100%" in out
     grid = tmp_path / "grid.json"
     assert main(["grid", "w1 w2 w3", "--betas", "1", "--taus", "0.5", "2", "--out", str(grid), *models]) == 0
     study = load_study(grid)
@@ -187,7 +193,7 @@ def test_cli_sweep_and_grid_write_studies_show_reads_them(tiny_llama_dirs, tmp_p
     assert [v.trace.settings.verify for v in study.variants] == ["spec", "spec"]
     capsys.readouterr()
     assert main(["show", str(grid)]) == 0
-    assert "beta = 1, tau = 2.0" in capsys.readouterr().out
+    assert "β = 1, τ = 2.0" in capsys.readouterr().out
     drafters = tmp_path / "drafters.json"
     assert main(["drafters", "w1 w2 w3", "--kinds", "ngram", "--out", str(drafters), *models]) == 0
     assert [v.varied for v in load_study(drafters).variants] == [{"drafter": "ngram"}]

@@ -25,11 +25,13 @@ def sweep_chart(study: Study | None, max_gamma: int = 16, benchmark: list[dict] 
     (do the new points land in the old bars?)."""
     rows = study.rows()[1:] if study is not None else []
     runs = _chains(study) if study is not None else []
-    adaptive = next(((r.varied["gamma"], r.speedup, r.accepted_length) for r in rows if r.varied.get("adaptive")), None)
+    adaptive = next(((r.varied["gamma"], r.speedup, r.accepted_length, r.speedup_low, r.speedup_high) for r in rows
+                     if r.varied.get("adaptive")), None)
     alpha, c = study.measured_alpha_c() if study is not None else (None, 0.0)
     block = max((v.trace.block for v in study.variants), default=0) if study is not None else 0
     earlier = [(r.varied["gamma"], r.speedup, r.speedup_low, r.speedup_high) for r in _chains(before)] if before else []
-    adaptive_before = next((r.speedup for r in before.rows()[1:] if r.varied.get("adaptive")), None) if before else None
+    adaptive_before = next(((r.speedup, r.speedup_low, r.speedup_high) for r in before.rows()[1:]
+                            if r.varied.get("adaptive")), None) if before else None
     return speedup_chart(alpha, c, max_gamma, [(r.varied["gamma"], r.speedup, r.accepted_length) for r in runs],
                          benchmark, adaptive, [(r.speedup_low, r.speedup_high) for r in runs], block, earlier,
                          adaptive_before)
@@ -38,19 +40,20 @@ def sweep_chart(study: Study | None, max_gamma: int = 16, benchmark: list[dict] 
 def speedup_chart(alpha: float | None, c: float, max_gamma: int = 16,
                   measured: list[tuple[int, float | None, float]] = (),
                   benchmark: list[dict] | None = None,
-                  adaptive: tuple[int, float | None, float] | None = None,
+                  adaptive: tuple[int, float | None, float, float | None, float | None] | None = None,
                   spread: list[tuple[float | None, float | None]] | None = None, block: int = 0,
                   earlier: list[tuple[int, float | None, float | None, float | None]] = (),
-                  adaptive_before: float | None = None) -> go.Figure:
+                  adaptive_before: tuple[float | None, float | None, float | None] | None = None) -> go.Figure:
     """Left: S(γ) = (1 − α^(γ+1)) / ((1 − α)(γc + 1)) (Leviathan et al., Theorem 3.8) with the optimal
     γ starred, and measured speedups. Right: E(γ) = (1 − α^(γ+1)) / (1 − α) (eq. 1) and measured
     tokens per iteration. A parallel drafter (`block` B > 0) drafts min(γ, B) tokens in one step, so its
     curves are E(min(γ, B)) and E(min(γ, B)) / (c + 1) (`theory.walltime_improvement`). `measured` holds
     (γ, speedup, tokens per iteration) points; `adaptive` an adaptive run's (largest γ it may draft, speedup,
-    tokens per iteration), drawn as dashed levels, since it chose its own γ before every iteration. `spread`:
-    each measured point's lowest and highest speedup over its repeated rounds, drawn as error bars around the
-    median (None: one round). `earlier`: (γ, speedup, min, max) of the same sweep measured before, drawn
-    hollow just right of each γ, and `adaptive_before` its adaptive run's speedup, a grey dashed level."""
+    tokens per iteration, min, max), drawn as dashed levels, since it chose its own γ before every iteration,
+    with its rounds' min–max as a band. `spread`: each measured point's lowest and highest speedup over its
+    repeated rounds, drawn as error bars around the median (None: one round). `earlier`: (γ, speedup, min, max)
+    of the same sweep measured before, drawn hollow just right of each γ, and `adaptive_before` its adaptive
+    run's (speedup, min, max), a grey dashed level and band."""
     fig = make_subplots(rows=1, cols=2, subplot_titles=("walltime speedup over the target alone",
                                                         "tokens per iteration"))
     gamma_of = [m[0] for m in measured]
@@ -87,19 +90,28 @@ def speedup_chart(alpha: float | None, c: float, max_gamma: int = 16,
                         row=1, col=1)
     across = [1, max(max_gamma, *gamma_of)] if gamma_of else [1, max_gamma]   # a level drawn over every γ
     if adaptive is not None:
-        most, speedup, tokens = adaptive
+        most, speedup, tokens, low, high = adaptive
         label = f"adaptive, γ ≤ {most}" + (f": {speedup:.2f}×" if speedup is not None else "")
-        fig.add_scatter(x=across, y=[speedup] * 2, mode="lines", name=label,
-                        line={"color": ACCEPT_COLOR, "width": 4, "dash": "dash"}, row=1, col=1)
+        _level(fig, across, speedup, low, high, label, ACCEPT_COLOR, 4)
         fig.add_scatter(x=across, y=[tokens] * 2, mode="lines", showlegend=False,
                         line={"color": ACCEPT_COLOR, "width": 4, "dash": "dash"}, row=1, col=2)
-    if adaptive_before is not None:
-        fig.add_scatter(x=across, y=[adaptive_before] * 2, mode="lines",
-                        name=f"adaptive before: {adaptive_before:.2f}×",
-                        line={"color": NEUTRAL, "width": 3, "dash": "dash"}, row=1, col=1)
+    if adaptive_before is not None and adaptive_before[0] is not None:
+        _level(fig, across, *adaptive_before, f"adaptive before: {adaptive_before[0]:.2f}×", NEUTRAL, 3)
     fig.add_hline(y=1.0, line_dash="dot", line_color=NEUTRAL, row=1, col=1)
     highest = max([y for t in fig.data if t.xaxis == "x" for y in t.y if y is not None], default=1.0)
     fig.update_yaxes(range=[0, highest * 1.2], row=1, col=1)
     fig.update_xaxes(title_text="γ (tokens drafted per iteration)", dtick=2)
     title = "γ sweep: measured points, analytic curves" if measured or benchmark else "S(γ) and E(γ) at α̂ and c"
     return layout(fig, title, height=540)
+
+
+def _level(fig: go.Figure, across: list[int], speedup: float | None, low: float | None, high: float | None,
+           label: str, color: str, width: int) -> None:
+    """An adaptive run's speedup as a dashed level over every γ, and its rounds' min–max (when it was timed in
+    rounds) as a band of the same colour: the error bar of a run that has no single γ."""
+    band = low is not None and high is not None
+    if band:
+        fig.add_scatter(x=[across[0], across[1], across[1], across[0]], y=[low, low, high, high], fill="toself",
+                        mode="none", fillcolor=color, opacity=0.15, hoverinfo="skip", showlegend=False, row=1, col=1)
+    fig.add_scatter(x=across, y=[speedup] * 2, mode="lines", name=label + (" (band: min–max)" if band else ""),
+                    line={"color": color, "width": width, "dash": "dash"}, row=1, col=1)
