@@ -5,6 +5,7 @@ import streamlit as st
 from pages.ui import controls, state
 from specviz import charts
 from specviz.charts.style import markdown_escape, markdown_token
+from specviz.settings import rule_name
 from specviz.tree import is_chain
 
 TABS = 32   # a tree of more drafted nodes shows one node's p and q at a time, picked from a list
@@ -39,7 +40,7 @@ final = it.final
 outcome = "no token (stopped at EOS or the token budget)" if final is None else \
     f"{final.kind} token '{markdown_token(final.token)}' (from {final.sampled_from})"
 st.subheader(f"Iteration {it.index}: drafted {it.drafted}, accepted {it.accepted}, then {outcome}")
-st.caption(f"rule: {trace.settings.rule}  ·  draft {it.draft_time * 1000:.1f} ms  ·  verify "
+st.caption(f"rule: {rule_name(trace.settings.rule)}  ·  draft {it.draft_time * 1000:.1f} ms  ·  verify "
            f"{it.verify_time * 1000:.1f} ms  ·  sample {it.sample_time * 1000:.1f} ms")
 if it.unsure:
     st.caption(charts.confidence_stop(it, trace))

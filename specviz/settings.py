@@ -8,6 +8,12 @@ from specviz.errors import SpecvizError
 
 VERIFY_RULES = ("sampling", "greedy", "spec")
 RULE_NAMES = {"sampling": "lossless sampling", "greedy": "greedy (argmax match)", "spec": "Spec-Verification (β, τ)"}
+
+
+def rule_name(rule: str) -> str:
+    """A verification rule's name inside a sentence: "lossless sampling", "greedy", "Spec-Verification"."""
+    return RULE_NAMES[rule].split(" (")[0]
+
 MAX_GAMMA = 64
 MAX_BRANCHES = 16
 MAX_NODES = 256

@@ -12,6 +12,7 @@ from scipy.stats import chisquare
 from specviz import DecodeSettings, SpecvizError, Trace, charts, theory, trace_from_dict
 from specviz.charts.style import ACCEPT_COLOR, KINDS, NEUTRAL, PHASES, REJECT_COLOR, markdown_token, show_token
 from specviz.charts.table import iteration_cells
+from specviz.charts.text import token_span
 from specviz.reverify import mean_tokens, reverify, spec_test
 from specviz.study import Study, Variant, token_match_rate
 from specviz.sweep import benchmark_points
@@ -82,6 +83,12 @@ def test_colored_text_marks_each_kind_by_more_than_colour(trace):
     assert all(KINDS[kind].label in charts.legend() for kind in KINDS)
 
 
+def test_only_the_outputs_own_newlines_break_the_line():
+    assert token_span("\n", "accepted").count("<br>") == 1   # the output's newline: a new line
+    rejected = token_span("\n    return", "rejected")     # a rejected draft's stays in its line, struck
+    assert "<br>" not in rejected and "↵" in rejected
+
+
 def test_pq_bars_cover_both_top_lists_and_mark_the_draft(trace):
     draft = trace.iterations[1].drafts[1]
     fig = charts.pq_bars(draft)
@@ -117,8 +124,13 @@ def test_residual_before_and_after_normalising(trace):
 
 
 def test_bonus_distribution_marks_the_sampled_token(trace):
-    (bars,) = charts.final_bars(trace.iterations[2].final).data
+    final = trace.iterations[2].final
+    fig = charts.final_bars(final)
+    (bars,) = fig.data
     assert list(bars.y) == pytest.approx([0.8, 0.1]) and list(bars.marker.line.width) == [4, 0]
+    assert "◀ sampled" in bars.x[0] and "drawn from p" in fig.layout.title.text
+    greedy = charts.final_bars(replace(final, sampled_from="argmax p"))   # a greedy rule's token is not drawn
+    assert "◀ argmax" in greedy.data[0].x[0] and "taken as argmax p" in greedy.layout.title.text
 
 
 def test_draft_verify_table_rows(trace):

@@ -19,6 +19,7 @@ from specviz.charts.style import (
     show_token,
 )
 from specviz.charts.tree import node_labels
+from specviz.settings import rule_name
 from specviz.trace import DraftStep, FinalToken, Iteration, TopK
 
 VERDICT_COLORS = {"accepted": ACCEPT_COLOR, "rejected": REJECT_COLOR, "unverified": NEUTRAL}
@@ -95,7 +96,7 @@ def acceptance_test(iteration: Iteration) -> go.Figure:
     rows = 60 * max(1, len(steps))
     fig.update_layout(margin={"r": 170, "b": 100})
     layout(fig, "Acceptance test: accept while u ≤ min(1, p/q)" if lossless else
-           f"Acceptance test ({steps[0].rule if steps else ''} rule)", height=180 + rows)
+           f"Acceptance test ({rule_name(steps[0].rule)} rule)" if steps else "Acceptance test", height=180 + rows)
     return fig.update_layout(legend={"y": -60 / rows})   # below the axis title, whatever the number of rows
 
 
@@ -122,12 +123,16 @@ def residual_bars(step: DraftStep, sampled: FinalToken | None) -> go.Figure:
 
 
 def final_bars(final: FinalToken) -> go.Figure:
-    """The distribution the bonus (or plain target) token was drawn from, the drawn token marked."""
+    """The distribution the bonus (or plain target) token was drawn from, the drawn token marked; a greedy
+    rule's token is not drawn but taken as p's most likely."""
     top = final.top
-    labels = [show_token(t) + (" ◀ sampled" if i == final.token_id else "") for i, t in zip(top.ids, top.tokens)]
+    greedy = final.sampled_from == "argmax p"
+    mark = " ◀ argmax" if greedy else " ◀ sampled"
+    labels = [show_token(t) + (mark if i == final.token_id else "") for i, t in zip(top.ids, top.tokens)]
     fig = go.Figure()
     fig.add_bar(x=labels, y=top.probs, marker_color=P_COLOR, name=f"p ({final.sampled_from})",
                 marker_line_width=[MARK["width"] if i == final.token_id else 0 for i in top.ids],
                 marker_line_color="#000000")
     fig.update_layout(yaxis_title="probability", xaxis_tickangle=-35, margin={"b": 110})
-    return layout(fig, f"{final.kind.capitalize()} token '{show_token(final.token)}' drawn from {final.sampled_from}")
+    how = "taken as" if greedy else "drawn from"
+    return layout(fig, f"{final.kind.capitalize()} token '{show_token(final.token)}' {how} {final.sampled_from}")

@@ -33,6 +33,7 @@ from specviz.charts.tree import (
     residual_sequence,
     token_tree,
 )
+from specviz.settings import rule_name
 from specviz.trace import DraftStep, Iteration, Trace, text_segments
 from specviz.tree import children, is_chain
 
@@ -338,8 +339,8 @@ def _final(trace: Trace, index: int) -> LessonStep:
         f"{len(rejected)} children of the same node, all rejected in turn"
     body = f"<p>The path ends at {where}: " + ", ".join(_tok(d.token) for d in rejected) + ".</p>"
     if s.greedy:
-        body += (f"<p>Under the {s.rule} rule the correction is the target's most likely token there, argmax p = "
-                 f"{_tok(final.token)}{chance}: exactly what the target decoding alone would emit.</p>")
+        body += (f"<p>Under the {rule_name(s.rule)} rule the correction is the target's most likely token there, "
+                 f"argmax p = {_tok(final.token)}{chance}: exactly what the target decoding alone would emit.</p>")
         return LessonStep(title, body, "Why is argmax p the right correction when verifying greedily?", picture)
     first = it.drafts[nodes[0]]
     test = f"{node_labels(it)[nodes[0]]} {_tok(first.token)}: p = {_n(first.p)}, q = {_n(first.q)}, " \

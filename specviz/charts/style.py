@@ -28,7 +28,7 @@ KINDS: dict[str, KindStyle] = {
     "accepted": KindStyle("accepted draft", "#00694d", "#d5f2e8", "border-bottom: 3px solid #009E73;", "", ""),
     "rejected": KindStyle("rejected draft (not in the output)", "#a8431a", "#fbe3d6",
                           "text-decoration: line-through 2px; opacity: 0.75;", "", "x"),
-    "correction": KindStyle("correction (drawn after a rejection)", "#7a4b00", "#fdebc8",
+    "correction": KindStyle("correction (chosen by the target after a rejection)", "#7a4b00", "#fdebc8",
                             "outline: 2px solid #E69F00; font-weight: 700;", "↻", "/"),
     "bonus": KindStyle("bonus token (all drafts accepted)", "#004f80", "#d6e9f6",
                        "outline: 2px dashed #0072B2; font-weight: 700;", "★", "."),

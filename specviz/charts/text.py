@@ -13,7 +13,8 @@ BOX = ("font-size: 1.35rem; line-height: 2.1; white-space: pre-wrap; word-break:
 
 def token_span(piece: str, kind: str) -> str:
     style = KINDS[kind]
-    text = html.escape(piece).replace("\n", "↵<br>")
+    # a newline breaks the line where the output has one; a rejected draft's is shown, struck through, in place
+    text = html.escape(piece).replace("\n", "↵" if kind == "rejected" else "↵<br>")
     icon = f"<sup>{style.icon}</sup>" if style.icon else ""
     return (f'<span class="tok tok-{kind}" title="{html.escape(style.label)}" style="color: {style.color}; '
             f'background: {style.background}; {style.css} border-radius: 3px; padding: 1px 0;">{text}{icon}</span>')

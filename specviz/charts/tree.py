@@ -21,6 +21,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from specviz.charts.style import ACCEPT_COLOR, KINDS, NEUTRAL, P_COLOR, REJECT_COLOR, RESIDUAL_COLOR, layout, show_token
+from specviz.settings import rule_name
 from specviz.trace import DraftStep, Iteration, TopK, Trace
 from specviz.tree import children, is_chain
 
@@ -116,7 +117,7 @@ def node_test(iteration: Iteration, node: int) -> str:
     if d.verdict == "unverified":
         return "never reached: its parent was rejected, a sibling before it was accepted, or the run stopped"
     if d.u is None:
-        return f"{d.verdict} by the {d.rule} rule"
+        return f"{d.verdict} by the {rule_name(d.rule)} rule"
     test = "≤" if d.verdict == "accepted" else ">"
     earlier = tested_against(iteration, node)
     name = "p" if earlier is None else "p′"
@@ -139,7 +140,7 @@ def _node_hover(iteration: Iteration, node: int, label: str) -> str:
     lines = [f"<b>'{html.escape(show_token(d.token))}'</b>  node {label}, depth {d.position}",
              f"p = {d.p:.3f}   q = {d.q:.3f}   p/q = {ratio}",
              html.escape(node_test(iteration, node)),
-             f"rule: {d.rule}" + ("" if d.sampled else " · picked by rank, not sampled")]
+             f"rule: {rule_name(d.rule)}" + ("" if d.sampled else " · picked by rank, not sampled")]
     if d.residual_top is not None:
         lines.append(f"left after this rejection: mass {d.residual_mass or 0:.3f}; "
                      f"{html.escape(_top_line(d.residual_top))}")
@@ -172,8 +173,9 @@ def tree_boxes(iteration: Iteration, root: str = "") -> list[Box]:
         source = {"residual": "the residual left after the last rejected sibling", "p": "p after the accepted path",
                   "argmax p": "argmax p after the accepted path"}.get(final.sampled_from, final.sampled_from)
         key = len(iteration.drafts)
+        how = "taken as" if final.sampled_from == "argmax p" else "drawn from"
         boxes[key] = Box(key, end, boxes[end].depth + 1, final.kind, show_token(final.token),
-                         f"<b>'{html.escape(show_token(final.token))}'</b>  {final.kind} token<br>drawn from "
+                         f"<b>'{html.escape(show_token(final.token))}'</b>  {final.kind} token<br>{how} "
                          f"{html.escape(source)}" + (f"<br>{html.escape(_top_line(final.top))}" if final.top else ""))
         tree.setdefault(end, []).append(key)
     rows = iter(range(len(boxes)))
