@@ -129,5 +129,4 @@ else:
         linked_view(current, key="generate_linked")
     with st.expander("Prompt and settings of this trace"):
         st.text(current.prompt)
-        st.caption(f"{current.target} ← {current.drafter} on {current.device} ({current.dtype})")
-        st.json(current.settings.to_dict(), expanded=False)
+        st.table(charts.settings_frame(current).set_index("setting"))

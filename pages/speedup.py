@@ -94,7 +94,7 @@ if st.session_state.get("sizing") is not None:
         st.warning(warning)
 
 trace = state.require_trace()
-st.subheader(f"Where drafts die in the current trace (γ = {trace.settings.gamma})")
+st.subheader(f"Where drafts die in the current trace ({charts.shape_label(trace.settings)})")
 linked_view(trace, key="linked")
 if any(it.choice is not None for it in trace.iterations):
     st.subheader("Adaptive drafts in the current trace")

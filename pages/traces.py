@@ -5,7 +5,7 @@ import json
 import streamlit as st
 
 from pages.ui import controls, state, tables
-from specviz import SpecvizError, Trace
+from specviz import SpecvizError, Trace, charts
 from specviz.study import record_from_dict
 from specviz.trace import read_json
 
@@ -38,15 +38,19 @@ if current is not None:
     st.download_button("Download the trace (JSON)", json.dumps(current.to_dict()), file_name="specviz-trace.json",
                        mime="application/json", key="download")
 for study in state.studies():
-    runs = ", ".join(row.name for row in study.rows())
+    runs = "; ".join(row.name for row in study.rows())
     st.download_button(f"Download the {study.kind} study (JSON): {runs}", json.dumps(study.to_dict()),
                        file_name=f"specviz-{study.kind.replace(' ', '-')}.json", mime="application/json",
                        key=f"download-{study.kind}")
 
 if current is not None:
     st.subheader("Settings of the current trace")
-    st.json(current.settings.to_dict())
-    st.dataframe(current.iterations_frame())
+    st.table(charts.settings_frame(current).set_index("setting"))
+    with st.expander("Every setting, as the trace file keeps them (JSON)"):
+        st.json(current.settings.to_dict())
+    st.dataframe(current.iterations_frame(), hide_index=True,
+                 column_config={phase: st.column_config.NumberColumn(format="%.1f")
+                                for phase in ("draft (ms)", "verify (ms)", "sample (ms)")})
 for study in state.studies():
     st.subheader(f"The {study.kind} study")
     tables.show_spread(study)

@@ -245,12 +245,12 @@ class Trace:
         Path(path).write_text(json.dumps(self.to_dict()))
 
     def iterations_frame(self) -> pd.DataFrame:
-        """One row per iteration."""
+        """One row per iteration, its phases' times in milliseconds."""
         return pd.DataFrame([{
             "iteration": it.index, "drafted": it.drafted, "accepted": it.accepted,
-            "emitted": len(it.emitted_ids), "final": it.final.kind if it.final else None,
-            "draft_time": it.draft_time, "verify_time": it.verify_time,
-            "sample_time": it.sample_time} for it in self.iterations])
+            "emitted": len(it.emitted_ids), "final token": it.final.kind if it.final else None,
+            "draft (ms)": 1000 * it.draft_time, "verify (ms)": 1000 * it.verify_time,
+            "sample (ms)": 1000 * it.sample_time} for it in self.iterations])
 
     def drafts_frame(self) -> pd.DataFrame:
         """One row per drafted position."""

@@ -89,6 +89,25 @@ def test_only_the_outputs_own_newlines_break_the_line():
     assert "<br>" not in rejected and "↵" in rejected
 
 
+def test_the_settings_table_shows_what_shaped_the_run_in_the_papers_words(trace):
+    def table(**changes) -> dict[str, str]:
+        run = replace(trace, settings=replace(trace.settings, **changes))
+        return dict(charts.settings_frame(run).itertuples(index=False))
+
+    sampled = table(verify="sampling", temperature=0.7, top_p=0.9)
+    assert sampled["verification"] == "lossless sampling" and "β" not in " ".join(sampled.values())
+    assert sampled["tokens"] == "sampled at temperature 0.7, top-p 0.9" and "remote target" not in sampled
+    spec = table(verify="spec", beta=5, tau=2.0)
+    assert spec["verification"] == "Spec-Verification (β, τ): β = 5, τ = 2" and spec["tokens"].startswith("argmax")
+    adaptive = table(adaptive=True, gamma=8, branches=4, nodes=64)["draft"]
+    assert adaptive.startswith("adaptive: before each iteration the policy picks") and "up to depth 8" in adaptive
+    assert charts.shape_label(replace(trace.settings, adaptive=True, gamma=8)) == "adaptive, γ ≤ 8"
+    assert table(gamma=3)["draft"] == "a chain of γ = 3 drafted tokens"
+    assert table(target_url="http://host:8080", verify="greedy")["remote target"] == "http://host:8080"
+    alone = dict(charts.settings_frame(replace(trace, drafter="none (baseline)")).itertuples(index=False))
+    assert alone["draft"] == "none: the target alone"
+
+
 def test_pq_bars_cover_both_top_lists_and_mark_the_draft(trace):
     draft = trace.iterations[1].drafts[1]
     fig = charts.pq_bars(draft)

@@ -134,7 +134,8 @@ def test_traces_saved_before_threads_and_waiting_were_recorded_load(trace):
 
 def test_data_frames(trace):
     its, drafts = trace.iterations_frame(), trace.drafts_frame()
-    assert len(its) == len(trace.iterations)
+    assert len(its) == len(trace.iterations) and list(its["verify (ms)"]) == [
+        1000 * it.verify_time for it in trace.iterations]
     assert len(drafts) == sum(it.drafted for it in trace.iterations)
     assert set(drafts["verdict"]) <= {"accepted", "rejected", "unverified"}
 

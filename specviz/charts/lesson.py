@@ -21,6 +21,7 @@ import plotly.graph_objects as go
 
 from specviz import theory
 from specviz.charts.inspector import acceptance_test, final_bars, pq_bars, residual_bars
+from specviz.charts.run_settings import draft_shape, picking
 from specviz.charts.speedup import speedup_chart
 from specviz.charts.style import show_token
 from specviz.charts.text import token_span
@@ -165,15 +166,12 @@ def _context(trace: Trace, index: int) -> LessonStep:
     count = sum(len(b.emitted_ids) for b in before.iterations)
     prompt = trace.prompt if len(trace.prompt) <= PROMPT_CHARS else "…" + trace.prompt[-PROMPT_CHARS:]
     spans = "".join(token_span(piece, kind) for piece, kind in text_segments(before, include_rejected=False))
-    sampling = f"temperature {s.temperature:g}" + (f", top-k {s.top_k}" if s.top_k else "") + \
-        (f", top-p {s.top_p:g}" if s.top_p < 1 else "")
-    shape = f"γ = {s.gamma}" + (f" (a tree's depth; {s.branches} children per node, budget N = {s.nodes or 'none'})"
-                                 if s.branches > 1 else "")
     body = (f"<p>Iteration {index} of {len(trace.iterations)} (numbered from 0). Everything before it is committed: "
             f"the prompt and the {_count(count, 'token')} of iterations before it.</p>"
             f'<div style="{CONTEXT_CSS}"><span style="color: #666666;">{html.escape(prompt)}</span>{spans}</div>'
             f"<p>Target <b>{html.escape(trace.target)}</b>, drafter <b>{html.escape(trace.drafter)}</b>; "
-            f"rule: {html.escape(_rule_text(trace))}; {html.escape(shape)}; {sampling}.</p>"
+            f"rule: {html.escape(_rule_text(trace))}; draft: {html.escape(draft_shape(s))}; tokens: "
+            f"{html.escape(picking(s))}.</p>"
             + ("<p>This iteration starts right after the prompt" if index == 0 else
                f"<p>This iteration continues from {_tok(last_committed(trace, index))}")
             + (f" and drafted {_count(it.drafted, 'token')}.</p>" if it.drafted else ".</p>"))
