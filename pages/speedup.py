@@ -46,6 +46,7 @@ if source is not None:
         st.error(f"Cannot use this benchmark file: {error}")
 
 sweep = state.study("gamma sweep")
+tables.example_note("gamma sweep", "Run γ sweep")
 before = state.earlier("gamma sweep")[0]   # the same sweep, measured before this one: do its bars hold?
 if sweep is not None or benchmark:
     st.plotly_chart(charts.sweep_chart(sweep, benchmark=benchmark, before=before), key="sweep_chart")
@@ -73,6 +74,7 @@ if st.button("Compare drafters", key="run_drafters", disabled=not kinds):
     models.study_with_progress("drafter comparison", rounds * (1 + len(kinds)), drafter_comparison, lambda: (
         st.session_state.prompt, controls.settings(), list(kinds), True, rounds), "drafters")
 drafters = state.study("drafters")
+tables.example_note("drafters", "Compare drafters")
 if drafters is not None:
     st.plotly_chart(charts.drafters_chart(drafters), key="drafters_chart")
     tables.show_spread(drafters)

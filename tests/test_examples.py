@@ -11,6 +11,7 @@ from apps import switch_to
 from streamlit.testing.v1 import AppTest
 
 from specviz import SpecvizError, Trace, examples
+from specviz.charts.style import markdown_escape
 from specviz.examples import PACK, load_example
 from specviz.models import EMBEDDED_NAME
 from specviz.study import Study
@@ -65,7 +66,11 @@ def test_the_app_opens_on_the_first_example_and_every_page_shows_every_example()
             assert not [i for i in at.info if "No trace yet" in i.value], (example.name, page)
             assert any(example.name in c.value for c in at.sidebar.caption), (example.name, page)
     at.switch_page("pages/speedup.py").run()
-    assert at.get("plotly_chart")  # an example without a sweep borrows the pack's
+    assert at.get("plotly_chart")  # an example without a sweep borrows the pack's, and says whose it is
+    sweep, drafters = (next(e for e in PACK if e.study == kind) for kind in ("gamma sweep", "drafters"))
+    notes = [c.value for c in at.caption if c.value.startswith("Drawn below: the class pack's example")]
+    assert [markdown_escape(sweep.title) in notes[0], markdown_escape(drafters.title) in notes[1], len(notes)] == [
+        True, True, 2]
 
 
 def test_the_examples_command_rebuilds_the_files(monkeypatch, tmp_path):

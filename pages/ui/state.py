@@ -10,7 +10,7 @@ from __future__ import annotations
 import streamlit as st
 
 from specviz import Trace
-from specviz.examples import PACK, example, load_example
+from specviz.examples import PACK, Example, example, load_example
 from specviz.study import Repeat, Study, repeats, same_setup
 from specviz.trace import approximate_note
 
@@ -108,10 +108,19 @@ def study(kind: str) -> Study | None:
     """The study of this kind shown: the session's last one run or loaded, or the example's."""
     if shown() == LIVE:
         return st.session_state.get("studies", {}).get(kind)
-    own = _example(shown())[1]
-    if kind in own or kind not in SHARED:
-        return own.get(kind)
-    return next((_example(e.name)[1][kind] for e in PACK if e.study == kind), None)
+    example = study_example(kind)
+    return _example(example.name)[1][kind] if example is not None else None
+
+
+def study_example(kind: str) -> Example | None:
+    """The example whose study of this kind the pages show: the one shown when it has one, else the pack's of
+    that kind (`SHARED`); None while the session's own studies show."""
+    if shown() == LIVE:
+        return None
+    mine = next(e for e in PACK if e.name == shown())
+    if mine.study == kind or kind not in SHARED:
+        return mine if mine.study == kind else None
+    return next((e for e in PACK if e.study == kind), None)
 
 
 def set_study(new: Study, ran_on: tuple | None = None, repeating: Study | None = None) -> None:

@@ -12,6 +12,14 @@ def setup_caption(study: Study) -> None:
     st.caption(markdown_escape(charts.study_setup(study)))
 
 
+def example_note(kind: str, button: str) -> None:
+    """Under a study's controls, when the study drawn is an example's: it was measured with the example's own
+    prompt and settings, which the controls above and the sidebar need not show."""
+    if (example := state.study_example(kind)) is not None:
+        st.caption(f"Drawn below: the class pack's example “{markdown_escape(example.title)}”, measured with its own "
+                   f"prompt and settings, not those shown above or in the sidebar. **{button}** measures yours.")
+
+
 def rounds_input(key: str, runs: str) -> int:
     """How often each of a study's runs is timed, interleaved with the others (`runs`: what is timed in turn)."""
     return int(st.number_input("Rounds: each run timed this often, interleaved", 1, 10,
