@@ -46,6 +46,7 @@ def test_lane_shows_clock_counter_rate_and_escaped_text():
     assert "2.0 s" in end and "4 tokens" in end and "2.0 tokens/s" in end and "✓ finished" in end
     assert "0.0 s" in lane(TARGET_ALONE, trace, 0.0) and "– tokens/s" in lane(TARGET_ALONE, trace, 0.0)
     assert ">1 token<" in lane(TARGET_ALONE, trace, 0.5)
+    assert "←" not in halfway and "none" not in halfway   # the target alone names no drafter
 
 
 def test_race_chart_steps_both_runs_and_states_the_speedup():

@@ -68,7 +68,7 @@ def lane(runner: Runner, trace: Trace, t: float, show_rejected: bool = True) -> 
     share = 100 * tokens / len(trace.generated_ids) if trace.generated_ids else 100
     status = "✓ finished" if finished else "● running"
     count = f"{tokens} token{'' if tokens == 1 else 's'}"
-    models = html.escape(f"{trace.target} ← {trace.drafter}")
+    models = html.escape(trace.target if trace.drafter.startswith("none") else f"{trace.target} ← {trace.drafter}")
     text = colored_text(replace(trace, iterations=trace.iterations[:done]), show_rejected)
     return (
         f'<div class="specviz-race-lane" style="border-top: 8px {runner.border} {runner.color}; padding-top: 0.6rem;">'
