@@ -125,6 +125,15 @@ def test_acceptance_test_colours_by_verdict_and_draws_u(trace):
     assert list(u.x)[:2] == pytest.approx([0.2, 0.9]) and u.x[2] is None   # the unverified u was never compared
 
 
+def test_a_greedy_acceptance_test_says_its_rule_and_what_its_bars_are(trace):
+    it = trace.iterations[1]
+    greedy = replace(it, drafts=[replace(d, u=None, rule="greedy") for d in it.drafts])
+    fig = charts.acceptance_test(greedy)
+    assert fig.layout.title.text == "Acceptance test, greedy: x̃ must be argmax p" and len(fig.data) == 1
+    assert list(fig.data[0].x) == [d.p for d in it.drafts] and "drafted token" in fig.layout.xaxis.title.text
+    assert fig.layout.showlegend is False and charts.acceptance_test(it).layout.showlegend is True
+
+
 def test_acceptance_verdicts_sit_right_of_the_plot_with_marks_beyond_hue(trace):
     fig = charts.acceptance_test(trace.iterations[1])
     notes = fig.layout.annotations

@@ -29,6 +29,8 @@ VERDICT_LABELS = {"accepted": f"<b>{VERDICT_MARKS['accepted'].glyph} accepted</b
                   "unverified": f"<i>{VERDICT_MARKS['unverified'].glyph} unverified</i>"}
 VERDICT_INK = {"accepted": KINDS["accepted"].color, "rejected": KINDS["rejected"].color, "unverified": "#555555"}
 MARK = {"color": "#000000", "width": 4}
+RULE_TESTS = {"greedy": "x̃ must be argmax p", "spec": "x̃ in p's top-β, within τ of its top-1",
+              "sampling": "accept while u ≤ min(1, p/q)"}
 
 
 def _known(top: TopK | None) -> dict[int, float]:
@@ -91,12 +93,15 @@ def acceptance_test(iteration: Iteration) -> go.Figure:
                         name="u ~ U(0, 1)",
                         marker={"symbol": "diamond", "size": 18, "color": "#000000", "line": {"color": "white",
                                                                                            "width": 2}})
-    fig.update_xaxes(range=[0, 1.02], title_text="probability")
+    fig.update_xaxes(range=[0, 1.02], title_text="probability" if lossless else
+                     "p(x̃): the target's probability of the drafted token")
     fig.update_yaxes(autorange="reversed", title_text="depth: drafted token")
     rows = 60 * max(1, len(steps))
-    fig.update_layout(margin={"r": 170, "b": 100})
+    fig.update_layout(margin={"r": 170, "b": 100}, showlegend=lossless)   # a lone bar's legend would repeat the axis
+    rule = steps[0].rule if steps else ""
     layout(fig, "Acceptance test: accept while u ≤ min(1, p/q)" if lossless else
-           f"Acceptance test ({rule_name(steps[0].rule)} rule)" if steps else "Acceptance test", height=180 + rows)
+           f"Acceptance test, {rule_name(rule)}: {RULE_TESTS[rule]}" if steps else "Acceptance test",
+           height=180 + rows)
     return fig.update_layout(legend={"y": -60 / rows})   # below the axis title, whatever the number of rows
 
 
