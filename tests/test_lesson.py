@@ -106,6 +106,8 @@ def test_greedy_and_spec_rules_say_their_tests():
     greedy = charts.lesson_steps(_rule(make_trace(), "greedy"), 1)
     assert "argmax is <b>'t7'</b> (p = 0.600)" in greedy[TEST].body  # at the rejected 't4'
     assert "argmax p = <b>'t7'</b>" in greedy[FINAL].body
+    assert ">p/q</th>" not in greedy[SCORE].body and "the greedy rule tests no ratio" in greedy[SCORE].body
+    assert ">p/q</th>" in charts.lesson_steps(make_trace(), 1)[SCORE].body   # lossless sampling's ratio
     spec = charts.lesson_steps(_rule(make_trace(), "spec"), 1)
     assert "rank 2 in p (β = 2)" in spec[TEST].body and "(τ = 1.5)" in spec[TEST].body
     assert "top-β (β = 2)" in spec[CONTEXT].body

@@ -247,12 +247,15 @@ def _score(trace: Trace, index: int) -> LessonStep:
         return LessonStep(title, body + "<p>This trace holds no per-token records, so the p values are not known.</p>",
                           "Why can the target check γ tokens in one pass, when it cannot write them in one?")
     names = node_labels(it)
-    rows = [[names[i], _tok(d.token), _n(d.q), _n(d.p), "∞" if d.ratio is None else _n(d.ratio)]
+    ratios = not trace.settings.greedy   # the greedy rules compare tokens, no ratio
+    rows = [[names[i], _tok(d.token), _n(d.q), _n(d.p)] + (["∞" if d.ratio is None else _n(d.ratio)] if ratios else [])
             for i, d in enumerate(it.drafts)]
     focus = _first_rejected(it) or it.drafts[(accepted_path(it) or [0])[-1]]
-    body += ("<p>p(token) is the target's probability after the node's parent; p/q is the ratio the test used (p′/q "
-             "for a sibling tried after a rejected one, p′ alone for a node picked by rank).</p>")
-    return LessonStep(title, body + _table(["node", "token", "q(token)", "p(token)", "p/q"], rows),
+    body += ("<p>p(token) is the target's probability after the node's parent; " +
+             ("p/q is the ratio the test used (p′/q for a sibling tried after a rejected one, p′ alone for a node "
+              "picked by rank).</p>" if ratios else f"the {rule_name(trace.settings.rule)} rule tests no ratio: it "
+              "compares each draft with the target's top tokens, and q only shows how sure the drafter was.</p>"))
+    return LessonStep(title, body + _table(["node", "token", "q(token)", "p(token)"] + ["p/q"] * ratios, rows),
                       "Why can the target check γ tokens in one pass, when it cannot write them in one?",
                       pq_bars(focus))
 
