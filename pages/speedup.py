@@ -62,11 +62,12 @@ else:
 
 st.subheader("Drafters side by side")
 st.caption("Runs the target alone, then every chosen drafter at the sidebar's γ (chains) on its prompt: how acceptance "
-           "decays with the draft position, and each drafter's α̂ against its cost c. medusa (blockwise heads) and "
-           "specdrafter (SpecDec's Spec-Drafter) draft the whole block in one pass: the heads share one query, the "
-           "Spec-Drafter's masks have one each (SpecDec's Principle I). unigram / bigram are count tables (c = 0); "
-           "retrieval (REST) copies what followed the text's last words in the target's own answers (c = 0). "
-           "Drafters trained for the embedded target need it.")
+           "decays with the draft position, and each drafter's α̂ against its cost c. In a block drafted in one pass "
+           "the blockwise heads share one query, the Spec-Drafter's masks have one each (SpecDec's Principle I). "
+           "ngram, unigram, bigram and retrieval run no forward pass: the table gives them no c and the chart puts "
+           "them at c = 0. Drafters trained for the embedded target need it.")
+with st.expander("The drafters"):
+    st.markdown(controls.DRAFTER_HELP)
 kinds = st.multiselect("Drafters", STANDALONE_KINDS, default=controls.kept("compare_kinds", list(STANDALONE_KINDS)),
                        key="compare_kinds")
 rounds = tables.rounds_input("drafters_repeats", "each drafter")

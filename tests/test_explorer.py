@@ -97,3 +97,16 @@ def test_a_parallel_drafters_trace_starts_the_block_slider_at_its_block():
     assert [row["S"] for row in rows] == [pytest.approx(theory.walltime_improvement(s.alpha, g, s.c, 2))
                                           for g in range(1, MAX_GAMMA + 1)]
     assert rows[1]["S"] == pytest.approx(rows[-1]["S"]) and rows[1]["S"] > rows[0]["S"]
+
+
+def test_a_drafter_with_no_forward_pass_is_marked_at_c_zero():
+    """Prompt lookup's trace has α̂ but no drafter step to time: it is drawn at c = 0, as the γ sweep prices it."""
+    trace = make_trace()
+    for it in trace.iterations:
+        it.draft_calls = 0
+    s = trace.summary()
+    assert s.c is None and s.alpha is not None
+    rows = next(d for d in charts.theory_explorer(trace).to_dict()["datasets"].values() if d and "own" in d[0])
+    assert rows[0]["label"].endswith("c = 0 (no drafter pass)")
+    assert [row["S"] for row in rows] == [pytest.approx(theory.walltime_improvement(s.alpha, g, 0.0))
+                                          for g in range(1, MAX_GAMMA + 1)]

@@ -46,6 +46,16 @@ KEPT = "kept_values"   # every widget's last value, the sidebar's and the pages'
 EXAMPLE_SETTINGS = ("gamma", "branches", "nodes", "auto_size", "adaptive", "draft_confidence", "verify", "beta", "tau",
                     "temperature", "top_k", "top_p", "seed", "max_new_tokens")
 
+# What each drafter kind is, for the sidebar's choice and the drafters compared side by side.
+DRAFTER_HELP = ("eagle / tiny: drafters trained on the embedded target, drafting token by token; medusa (blockwise "
+                "heads) / specdrafter (SpecDec's mask-predict drafter): trained drafters that draft a whole block in "
+                "one pass (the Draft model field: a weights file for any of these four); ngram: prompt lookup, "
+                "copying what followed the text's last words earlier in the prompt or answer; unigram / bigram: "
+                "count tables of the target's own answers, the cheapest drafters there are (the Draft model field: "
+                "a table file); retrieval: REST, continuations of the text's longest suffix found in the corpus of "
+                "the target's own answers; lookup+eagle: prompt lookup's copy and the EAGLE head's guesses in one "
+                "token tree.")
+
 
 def _defaults() -> dict:
     """DEFAULTS with the library's choices for the embedded pair on this machine: its drafter, the device's
@@ -129,15 +139,7 @@ def sidebar() -> None:
                           "lookup+eagle, a table file for unigram / bigram, a corpus folder for retrieval)",
                           value=kept("custom_drafter"), key="custom_drafter")
         st.selectbox("Drafter", DRAFTER_KINDS, index=DRAFTER_KINDS.index(kept("drafter")), key="drafter",
-                     help="eagle / tiny: drafters trained on the embedded target, drafting token by token; medusa "
-                     "(blockwise heads) / specdrafter (SpecDec's mask-predict drafter): trained drafters that draft "
-                     "a whole block in one pass (the Draft model field: a weights file for any of these four); "
-                     "ngram: prompt lookup; unigram / bigram: count tables of the target's own answers, the cheapest "
-                     "drafters there are (the Draft model field: a table file); retrieval: REST, continuations of "
-                     "the text's longest suffix found in the corpus of the target's own answers; model: the pair's "
-                     "small LM; "
-                     "lookup+eagle: prompt lookup's copy and the EAGLE head's guesses in one token tree; none: the "
-                     "target alone")
+                     help=DRAFTER_HELP + " model: the pair's small LM; none: the target alone.")
         _precision(kept("dtype"), _target_name())
         st.toggle("Size the tree for this machine (auto)", value=kept("auto_size"), key="auto_size",
                   help="Measures once the target's verify cost and the drafter's acceptance by depth and rank, "

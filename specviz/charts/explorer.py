@@ -146,17 +146,20 @@ def plane(measured: pd.DataFrame | None) -> alt.LayerChart:
 
 def measured_frame(trace: Trace | None) -> pd.DataFrame | None:
     """E and S through the trace's α̂ and c (and its drafter's block) for every γ, its own γ flagged; None when
-    α̂ or c is unknown."""
+    α̂ is unknown. A drafter that ran no forward pass (prompt lookup, the count tables, retrieval) has c = 0, as
+    the γ sweep prices it (`Study.measured_alpha_c`)."""
     if trace is None:
         return None
     summary = trace.summary()
-    if summary.alpha is None or summary.c is None:
+    if summary.alpha is None:
         return None
     own = min(trace.settings.gamma, MAX_GAMMA)
-    label = f"this trace: α̂ = {summary.alpha:.2f}, c = {summary.c:.2f}"
+    c = summary.c or 0.0
+    cost = f"c = {c:.2f}" if summary.c is not None else "c = 0 (no drafter pass)"
+    label = f"this trace: α̂ = {summary.alpha:.2f}, {cost}"
     return pd.DataFrame([{"gamma": g, "alpha": summary.alpha, "own": g == own, "label": label,
                           "E": theory.expected_tokens(summary.alpha, theory.drafted(g, trace.block)),
-                          "S": theory.walltime_improvement(summary.alpha, g, summary.c, trace.block)}
+                          "S": theory.walltime_improvement(summary.alpha, g, c, trace.block)}
                          for g in range(1, MAX_GAMMA + 1)])
 
 
