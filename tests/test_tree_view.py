@@ -15,7 +15,7 @@ from test_charts import make_trace
 from specviz import DecodeSettings, charts, generate, trace_from_dict
 from specviz.charts.linked import draft_rows
 from specviz.charts.table import iteration_cells
-from specviz.charts.tree import residual_panels, tree_boxes
+from specviz.charts.tree import LABEL_FONT, PLOT_WIDTH, Box, label_font, residual_panels, token_tree, tree_boxes
 from specviz.models import load_model
 from specviz.trace import Choice
 
@@ -200,3 +200,16 @@ def test_the_confidence_stop_is_told_as_a_chain_or_a_trees_has_it(tree_trace):
     assert charts.confidence_stop(tree_trace.iterations[0], trace) == ""
     lesson = charts.lesson_steps(trace, 1)
     assert any("The drafter stopped after 2 of γ = 4" in step.body for step in lesson)
+
+
+def test_long_labels_on_a_deep_chain_shrink_to_fit_their_depths_column():
+    def chain(token: str, depth: int) -> list[Box]:
+        return [Box(-1, None, 0, "root", "·", "")] + [Box(d, d - 1, d, "unverified", token, "") for d in
+                                                         range(1, depth + 1)]
+
+    assert label_font(chain("␣a", 8)) == LABEL_FONT   # short tokens keep the full size
+    deep = chain("␣assistant", 8)
+    size = label_font(deep)
+    assert 11 <= size < LABEL_FONT and 0.6 * size * len("␣assistant") + 16 <= PLOT_WIDTH / 9.2
+    it = synthetic_tree_trace().iterations[1]
+    assert {a.font.size for a in token_tree(it).layout.annotations} == {label_font(tree_boxes(it))}

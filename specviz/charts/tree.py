@@ -28,6 +28,10 @@ from specviz.tree import children, is_chain
 ROOT = -1
 ROW_HEIGHT = 64  # pixels per leaf: room for an 18 px label in its box
 CROWDED_ROW_HEIGHT = 42  # per leaf beyond 12 leaves, so a big tree still fits a projector's screen or two
+# Labels share the plot's width, about 760 px in the app's page, one column per depth: a label's font shrinks (to
+# no less than 11 px) until the longest fits its column, a character taking about 0.6 of the font size.
+PLOT_WIDTH = 760
+LABEL_FONT = 18
 
 
 @dataclass(frozen=True)
@@ -190,7 +194,14 @@ def tree_boxes(iteration: Iteration, root: str = "") -> list[Box]:
     return list(boxes.values())
 
 
-def _box_note(box: Box) -> dict:
+def label_font(boxes: list[Box]) -> int:
+    """The labels' font size: `LABEL_FONT`, or less where the longest label would run into the next depth's."""
+    column = PLOT_WIDTH / (max(b.depth for b in boxes) + 1.2)
+    longest = max(len(b.text) + 2 * bool(BOXES[b.kind].glyph) for b in boxes)
+    return max(11, min(LABEL_FONT, int((column - 16) / (0.6 * longest))))
+
+
+def _box_note(box: Box, size: int = LABEL_FONT) -> dict:
     """The box drawn for a node: a plotly annotation at its place, styled by its kind (`BOXES`)."""
     style = BOXES[box.kind]
     text = html.escape(box.text)
@@ -200,7 +211,7 @@ def _box_note(box: Box) -> dict:
         text = f"<b>{text}</b>"
     return {"x": box.depth, "y": box.row, "text": f"{text} {style.glyph}" if style.glyph else text,
             "showarrow": False, "bgcolor": style.fill, "bordercolor": style.border, "borderwidth": style.width,
-            "borderpad": 6, "font": {"color": style.ink, "size": 18}, "captureevents": False}
+            "borderpad": 6, "font": {"color": style.ink, "size": size}, "captureevents": False}
 
 
 def token_tree(iteration: Iteration, root: str = "") -> go.Figure:
@@ -223,7 +234,8 @@ def token_tree(iteration: Iteration, root: str = "") -> go.Figure:
     fig.add_scatter(x=[b.depth for b in boxes], y=[b.row for b in boxes], mode="markers", name="nodes",
                     showlegend=False, hovertext=[b.hover for b in boxes], hoverinfo="text",
                     marker={"size": 40, "color": "rgba(0, 0, 0, 0)"})
-    fig.update_layout(annotations=[_box_note(b) for b in boxes])   # at once: each add_annotation copies the rest
+    size = label_font(boxes)
+    fig.update_layout(annotations=[_box_note(b, size) for b in boxes])   # at once: add_annotation copies the rest
     deepest = max(b.depth for b in boxes)
     rows = max(b.row for b in boxes) + 1
     fig.update_xaxes(range=[-0.6, deepest + 0.6], tickvals=list(range(deepest + 1)),
