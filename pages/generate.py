@@ -26,7 +26,8 @@ with right:
                               key="show_rejected")
     with_baseline = st.checkbox("Also run the target alone and measure the speedup",
                                 value=controls.kept("with_baseline", False), key="with_baseline")
-    race_view = st.toggle("Race view: the target alone against speculative decoding, side by side",
+    race_view = st.toggle("Race view: the target alone beside it", help="The target alone and speculative "
+                          "decoding side by side, each at its measured pace.",
                           value=controls.kept("race_view", False), key="race_view")
 race_area = st.container()  # filled once this run's generation (if any) is done
 stopped = st.empty()        # under the buttons: where a Stop is pressed, its answer

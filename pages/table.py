@@ -10,10 +10,10 @@ from specviz.sweep import beta_tau_grid
 controls.sidebar()  # drawn by each page, so a page opened on its own still has it
 st.title("Draft / verify table")
 trace = state.require_trace()
-st.caption("SpecDec Table 16 style. Green underline: kept drafts. Red box: the bifurcation, where the verifier puts "
-           "its own token. Struck through: discarded. Dashed box ★: bonus token. Verify-row tokens after the "
-           "bifurcation are the target's top-1 there, thrown away with the drafts. A token tree is shown along "
-           "its accepted path: the bifurcation lists every child tried there, and Branches counts the children "
+st.caption("SpecDec Table 16 style. Green underline: kept drafts. Solid orange-red box: the bifurcation, where the "
+           "verifier puts its own token. Struck through: discarded. Dashed box ★: bonus token. Verify-row tokens "
+           "after the bifurcation are the target's top-1 there, thrown away with the drafts. A token tree is shown "
+           "along its accepted path: the bifurcation lists every child tried there, and Branches counts the children "
            "drafted at each depth.")
 iterations = len(trace.iterations)
 shown = st.slider("Iterations shown", 1, iterations, controls.kept_within("table_rows", 20, iterations),

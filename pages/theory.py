@@ -15,7 +15,7 @@ HALF_PRECISION_REPORT = Path(__file__).resolve().parent.parent / "benchmarks" / 
 
 controls.sidebar()  # drawn by each page, so a page opened on its own still has it
 st.title("Theory")
-st.subheader("Expected speedup (Leviathan et al. 2023)")
+st.subheader("Expected tokens per iteration and speedup (Leviathan et al. 2023)")
 st.latex(r"E(\gamma) = \frac{1-\alpha^{\gamma+1}}{1-\alpha} \qquad "
          r"S(\gamma) = \frac{1-\alpha^{\gamma+1}}{(1-\alpha)(\gamma c+1)}")
 st.caption("Move α, c and the marked γ under the chart: it redraws in your browser, without a round trip to the "
@@ -66,8 +66,8 @@ except (SpecvizError, ValueError) as error:
 st.subheader("Lossless up to floating point")
 st.markdown(
     "Greedy verification keeps a draft exactly when it is the target's argmax, so in exact arithmetic the output is "
-    "the target alone's, token for token. A computer rounds. Verification scores k drafted tokens in one pass, a "
-    "matrix of a different shape from k one-token steps, and the kernels sum in a different order: the same logit "
+    "the target alone's, token for token. A computer rounds. Verification scores γ drafted tokens in one pass, a "
+    "matrix of a different shape from γ one-token steps, and the kernels sum in a different order: the same logit "
     "comes out a few last bits apart. In float32 that has never moved an argmax here. In bfloat16 (8 significant "
     "bits, so a logit near 20 is a multiple of 0.125) two tokens one step apart can swap or tie, and from that token "
     "on the two texts differ. Each text is still what the target computes; they part only at a near tie. The "
