@@ -64,6 +64,10 @@ def show(trace: Trace, comparison: Study | None, live: bool) -> None:
                 st.info(sentence)
         if not live:
             st.caption(state.measured_on(f"{trace.device} ({trace.dtype})", trace.threads, trace.waited))
+        if trace.settings.rule == "spec":
+            st.caption(f"Spec-Verification (β = {trace.settings.beta}, τ = {trace.settings.tau:g}) also keeps drafts "
+                       "that are not the target's own choice (any in its top-β within τ of its best), so this text "
+                       "can differ from the target alone's: speed bought with agreement (Xia et al., §3.2).")
     text.html(charts.colored_text(trace, show_rejected))
 
 

@@ -65,6 +65,11 @@ def test_the_app_opens_on_the_first_example_and_every_page_shows_every_example()
             assert not at.exception and not at.error, (example.name, page)
             assert not [i for i in at.info if "No trace yet" in i.value], (example.name, page)
             assert any(example.name in c.value for c in at.sidebar.caption), (example.name, page)
+    switch_to(at, "beta-tau-grid")   # a study's example shows its fastest run, and says which
+    at.switch_page("pages/generate.py").run()
+    assert any("beta-tau-grid: its fastest run (β = " in c.value for c in at.sidebar.caption)
+    assert any(c.value.startswith("Spec-Verification (β = ") for c in at.caption)   # its text is not the target's
+    switch_to(at, PACK[0].name)
     at.switch_page("pages/speedup.py").run()
     assert at.get("plotly_chart")  # an example without a sweep borrows the pack's, and says whose it is
     sweep, drafters = (next(e for e in PACK if e.study == kind) for kind in ("gamma sweep", "drafters"))

@@ -11,7 +11,7 @@ import streamlit as st
 
 from specviz import Trace
 from specviz.examples import PACK, Example, example, load_example
-from specviz.study import Repeat, Study, repeats, same_setup
+from specviz.study import Repeat, Study, repeats, run_name, same_setup
 from specviz.trace import approximate_note
 
 LIVE = "live"  # the session's own runs and loaded files
@@ -186,8 +186,18 @@ def describe() -> str:
     if current is None:
         return "no trace yet"
     source = st.session_state.get("trace_source", "last run") if shown() == LIVE else f"example {shown()}"
-    return (f"{source}: {len(current.iterations)} iterations, "
+    run = f" its fastest run ({varied})," if shown() != LIVE and (varied := _example_run(shown())) else ""
+    return (f"{source}:{run} {len(current.iterations)} iterations, "
             f"{len(current.generated_ids)} tokens, {current.target} ← {current.drafter}")
+
+
+def _example_run(name: str) -> str:
+    """What the run an example's study shows varied ("β = 5, τ = 1.0"); "" for an example of one run or for a
+    comparison, whose one variant varies nothing."""
+    studies = _example(name)[1]
+    shown_trace = _example(name)[0]
+    return next((run_name(v.varied) for s in studies.values() for v in s.variants
+                 if v.trace is shown_trace and v.varied), "")
 
 
 def study_measured_on(shown: Study) -> str:
