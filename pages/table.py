@@ -48,7 +48,7 @@ st.caption("Each cell: Tok. (tokens per iteration) / token match rate with the t
 g1, g2 = st.columns(2)
 betas = g1.multiselect("β values", [1, 2, 3, 5, 8], default=controls.kept("grid_betas", [1, 3, 5]), key="grid_betas")
 taus = g2.multiselect("τ values", [0.5, 1.0, 2.0, 3.0, 4.0, 5.0], default=controls.kept("grid_taus", [1.0, 3.0, 5.0]),
-                    key="grid_taus")
+                    key="grid_taus", format_func="{:g}".format)
 rounds = tables.rounds_input("grid_repeats", "each (β, τ)")
 if st.button("Run the grid", key="run_grid", disabled=not betas or not taus):
     models.study_with_progress("β × τ grid", rounds * (1 + len(betas) * len(taus)), beta_tau_grid, lambda: (

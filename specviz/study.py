@@ -43,13 +43,13 @@ SYMBOLS = {"gamma": "γ", "beta": "β", "tau": "τ"}   # settings named as the p
 
 def run_name(varied: dict[str, int | float | str]) -> str:
     """What a run varied, as a reader writes it: "γ = 4", "adaptive, γ ≤ 8" (an adaptive run's γ is its
-    longest draft), "β = 2, τ = 1.0", or the drafter's own name."""
+    longest draft), "β = 2, τ = 1" (a number as short as it reads), or the drafter's own name."""
     if varied.get("adaptive"):
         rest = {k: v for k, v in varied.items() if k not in ("adaptive", "gamma")}
         return ", ".join(["adaptive" + (f", γ ≤ {varied['gamma']}" if "gamma" in varied else ""),
                           *([run_name(rest)] if rest else [])])
-    return ", ".join(str(v) if k == "drafter" else f"{SYMBOLS.get(k, k)} = {v}"
-                     for k, v in varied.items()) or "speculative"
+    return ", ".join(str(v) if k == "drafter" else f"{SYMBOLS.get(k, k)} = {v:g}" if isinstance(v, float) else
+                     f"{SYMBOLS.get(k, k)} = {v}" for k, v in varied.items()) or "speculative"
 
 
 @dataclass
@@ -62,7 +62,7 @@ class Variant:
 @dataclass
 class Row:
     """One run's headline numbers, derived from its trace (the baseline's row has varied {})."""
-    name: str                  # "baseline", or what varied (`run_name`): "γ = 4", "β = 2, τ = 1.0"
+    name: str                  # "baseline", or what varied (`run_name`): "γ = 4", "β = 2, τ = 1"
     varied: dict[str, int | float | str]
     tokens: int
     wall_time: float

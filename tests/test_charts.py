@@ -306,7 +306,7 @@ def test_grid_helpers():
     rounds = grid.timed(-1, 1.0).timed(-1, 2.0).timed(0, 1.0).timed(0, 1.0).timed(1, 0.5).timed(1, 0.5)
     assert charts.grid_frame(rounds).iloc[0, 1].endswith(" / 3.00× (2.00–4.00)")   # the median and its rounds' range
     rows = charts.rows_frame(grid)
-    assert list(rows["run"]) == ["baseline", "β = 1, τ = 1.0", "β = 3, τ = 1.0"]
+    assert list(rows["run"]) == ["baseline", "β = 1, τ = 1", "β = 3, τ = 1"]
 
 
 def test_token_labels_show_spaces_and_survive_markdown():

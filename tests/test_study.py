@@ -193,7 +193,7 @@ def test_cli_sweep_and_grid_write_studies_show_reads_them(tiny_llama_dirs, tmp_p
     assert [v.trace.settings.verify for v in study.variants] == ["spec", "spec"]
     capsys.readouterr()
     assert main(["show", str(grid)]) == 0
-    assert "β = 1, τ = 2.0" in capsys.readouterr().out
+    assert "β = 1, τ = 2" in capsys.readouterr().out
     drafters = tmp_path / "drafters.json"
     assert main(["drafters", "w1 w2 w3", "--kinds", "ngram", "--out", str(drafters), *models]) == 0
     assert [v.varied for v in load_study(drafters).variants] == [{"drafter": "ngram"}]
