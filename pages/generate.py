@@ -1,5 +1,6 @@
 """Generate: run the decoder and watch each iteration land; race it against the target alone."""
 
+import threading
 import time
 from contextlib import closing
 
@@ -17,9 +18,11 @@ st.title("Generate")
 st.html(charts.legend())
 left, middle, right = st.columns([1, 1, 3])
 # `running` is set by the click itself, before the script reruns: a Stop that arrives while the page is still
-# being drawn, before the run below has begun, finds it set too and says the run stopped.
+# being drawn, before the run below has begun (`begun` still False), finds it set too and says so. A Stop reruns the
+# page at once, while the stopped run ends its current iteration in its own thread: `finished` says when it has.
+STOP_WAIT = 600   # seconds: a bound on one iteration of the slowest run, never reached when the decoder answers
 start = left.button("Generate", type="primary", key="generate",
-                    on_click=st.session_state.update, args=({"running": True},))
+                    on_click=st.session_state.update, args=({"running": True, "begun": False},))
 middle.button("Stop", key="stop", help="Ends the run after the current iteration; the trace keeps what was decided.")
 with right:
     show_rejected = st.toggle("Show rejected drafts (struck through)", value=controls.kept("show_rejected", True),
@@ -95,10 +98,16 @@ def stream(turn: models.Turn, settings) -> None:
 
 
 pressed_stop = not start and st.session_state.pop("running", False)  # still set only if Stop cut the last run short
-if pressed_stop:
+if pressed_stop and not st.session_state.get("begun"):
+    stopped.warning("Stopped before the run began: the pages show what they showed before.")
+elif pressed_stop:
+    with st.spinner("Stopping after the current iteration…"):
+        st.session_state.finished.wait(STOP_WAIT)
     stopped.warning("Stopped: the trace holds the iterations decided before the stop.")
 
 if start:
+    finished = threading.Event()   # set below from this thread's own reference: once stopped, it may not read state
+    st.session_state.begun, st.session_state.finished = True, finished
     try:
         settings = controls.settings()
         with models.exclusive() as turn:
@@ -113,7 +122,9 @@ if start:
         st.session_state.running = False
         if not isinstance(error, SpecvizError):
             raise
-        st.error(str(error))
+        stopped.error(str(error))   # under the buttons, where the person who pressed Generate is looking
+    finally:
+        finished.set()
 
 if race_view:
     with race_area:
@@ -123,7 +134,7 @@ current = state.trace()
 if current is None:
     st.info("Pick a prompt and settings in the sidebar, then press **Generate**.")
 else:
-    show(current, state.study("comparison"), live=False)
+    show(current, None if race_view else state.study("comparison"), live=False)   # the race shows its own
     state.warn_approximate(current)
     if current.stopped_by and not pressed_stop:
         stopped.warning(f"Stopped by {current.stopped_by}: the trace holds the iterations decided before it.")

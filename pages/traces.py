@@ -19,7 +19,7 @@ if upload is not None and upload.file_id != st.session_state.get("loaded_file_id
     try:
         loaded = record_from_dict(read_json(upload.getvalue(), "specviz trace or study"))
     except SpecvizError as error:
-        st.error(f"{upload.name} is neither a specviz trace nor a study, nothing was changed: {error}")
+        st.error(f"Could not load {upload.name}, nothing was changed: {error}.")
     else:
         st.session_state.loaded_file_id = upload.file_id
         if isinstance(loaded, Trace):

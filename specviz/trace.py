@@ -320,8 +320,10 @@ def read_json(source: Path | bytes, what: str) -> object:
             raise SpecvizError(f"not a {what}: {name} holds {size / 2**20:.0f} MiB, more than the "
                                f"{MAX_BYTES // 2**20} MiB a {what} may")
         return json.loads(source.read_bytes() if isinstance(source, Path) else source)
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise SpecvizError(f"not a {what}: {name} ({error})") from error
+    except OSError as error:
+        raise SpecvizError(f"not a {what}: {name} cannot be read ({error})") from error
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise SpecvizError(f"not a {what}: {name} is not JSON ({error})") from error
 
 
 def _topk(data: dict | None) -> TopK | None:

@@ -161,6 +161,13 @@ def test_custom_pair_without_target_says_so(app):
     assert "enter a target model" in app.error[0].value
 
 
+def test_the_model_drafter_on_the_embedded_pair_says_what_to_pick(app):
+    app.selectbox(key="drafter").set_value("model").run()
+    app.button(key="generate").click().run()
+    assert "the embedded pair has no small draft LM" in app.error[0].value and "Custom pair" in app.error[0].value
+    assert not app.exception and not app.warning   # nothing started, so nothing stopped
+
+
 def test_theory_page(app):
     """The formulas' sliders live in the chart (no widgets, no rerun); the toy experiment keeps its plotly pair."""
     app.switch_page("pages/theory.py").run()

@@ -31,9 +31,10 @@ def test_bad_upload_shows_an_error_and_changes_nothing(app):
     app.file_uploader(key="trace_file").set_value(("lecture.json", data, "application/json")).run()
     kept, showing = app.session_state["trace"], app.sidebar.caption[-1].value
     app.file_uploader(key="trace_file").set_value(("notes.json", b"{\"hello\": 1}", "application/json")).run()
-    assert "neither a specviz trace nor a study" in app.error[0].value
+    assert app.error[0].value.startswith("Could not load notes.json, nothing was changed: neither a specviz trace")
     app.file_uploader(key="trace_file").set_value(("bytes.json", b"\xff\xfe", "application/json")).run()
-    assert "bytes.json is neither a specviz trace nor a study" in app.error[0].value
+    assert "Could not load bytes.json, nothing was changed: not a specviz trace or study: the file is not JSON" in \
+        app.error[0].value
     assert app.session_state["trace"] is kept and app.sidebar.caption[-1].value == showing
 
 

@@ -42,6 +42,10 @@ MODELS = 600_000
 DRAWN = """() => !document.querySelector("[data-testid='stSkeleton']")
   && [...document.querySelectorAll("[data-testid='stPlotlyChart']")].every(c => c.querySelector('.main-svg'))
   && [...document.querySelectorAll("[data-testid='stVegaLiteChart']")].every(c => c.querySelector('svg'))"""
+# A Generate run under way: tokens on the page, and its rate not yet known ("…").
+UNDER_WAY = """() => {
+  const m = [...document.querySelectorAll("[data-testid='stMetric']")].map(e => e.innerText.split("\\n"));
+  return m.length >= 5 && parseInt(m[0].at(-1)) > 0 && m[4].at(-1).trim() === "…"; }"""
 # The app's websocket, over which its server sends the browser one ForwardMsg a binary frame.
 STREAM = "/_stcore/stream"
 
@@ -250,13 +254,21 @@ def test_generate_inspect_speedup(app_url, embedded_sizing):
         tokens = page.locator("input[aria-label='Max new tokens']")
         expect(tokens).to_have_attribute("aria-valuetext", "12")
         tokens.focus()
-        rerun(page, lambda: tokens.press("End"))   # a run still going when Stop arrives, however fast the machine
+        rerun(page, lambda: tokens.press("End"))
+        latency = page.locator("input[aria-label^='Simulated target latency']")
+        latency.focus()
+        rerun(page, lambda: latency.press("End"))   # a run still going when Stop arrives, however fast the machine
         with RUNS[page].expect("new_session"):
             page.get_by_role("button", name="Generate").click()
-        page.get_by_role("button", name="Stop", exact=True).click()
+        page.wait_for_function(UNDER_WAY, timeout=MODELS)
+        # the page's own Stop (Streamlit's toolbar has one too while a script runs)
+        page.get_by_test_id("stMainBlockContainer").get_by_role("button", name="Stop", exact=True).click()
         page.get_by_text("Stopped: the trace holds").wait_for(timeout=MODELS)
         settle(page)
         page.screenshot(path=OUT / "stopped.png", full_page=True)
+        numbers = dict(m.split("\n")[::2] for m in page.get_by_test_id("stMetric").all_inner_texts())
+        assert 0 < int(numbers["tokens"]) < int(tokens.get_attribute("aria-valuetext"))   # cut short
+        assert float(numbers["tokens / s"]) > 0   # the stopped run's own time, read once it had ended
     (OUT / "first-token-seconds.txt").write_text(
         f"server start to first token: {first_token - started:.1f} s (the tree sizing measured before)\n"
         f"click to first token: {first_token - clicked:.1f} s\n")

@@ -291,6 +291,10 @@ def models() -> ModelSpec:
     """The chosen pair and drafter; raises SpecvizError for a custom pair with no target."""
     k = st.session_state[KEPT]
     if k["pair"] == EMBEDDED_PAIR:
+        if k["drafter"] == "model":
+            raise SpecvizError("the embedded pair has no small draft LM for the 'model' drafter: pick a drafter "
+                               "trained for it (eagle, tiny, medusa, specdrafter), one that needs no model (ngram, "
+                               "unigram, bigram, retrieval, lookup+eagle), or the Custom pair to name a draft model")
         target, draft_model = None, None
     elif k["pair"] == CUSTOM_PAIR:
         if not k["custom_target"].strip():

@@ -34,17 +34,18 @@ def section(show_rejected: bool) -> None:
     run = left.button("Race: target alone vs speculative", key="race",
                       help="Runs the target alone, then speculative decoding, on the same prompt and seed (unless "
                            "the last comparison already ran on these settings), then replays them side by side.")
-    replay = middle.button("Replay", key="race_replay", help="Replays the stored comparison without running anything.")
+    replay = middle.button("Replay", key="race_replay", disabled=study is None,
+                           help="Replays the stored comparison without running anything.")
     paces = list(SPEEDS)
     speed = SPEEDS[right.radio("Pace", paces, paces.index(controls.kept("race_speed", paces[0])), horizontal=True,
                                key="race_speed")]
-    st.caption(PACE)
     if run:
         study = measured()
     if study is None:
-        st.info("Press **Race** to run the target alone and speculative decoding one after the other, then watch "
-                "them side by side.")
+        st.info("Press **Race: target alone vs speculative** to run the target alone and speculative decoding one "
+                "after the other, then watch them side by side.")
         return
+    st.caption(PACE)
     slots = [column.empty() for column in st.columns(2)]
     result = st.empty()  # cleared while the race plays: the last race's result must not give it away
     if run or replay:
