@@ -29,8 +29,8 @@ if upload is not None and upload.file_id != st.session_state.get("loaded_file_id
             if loaded.kind == "comparison" and loaded.variants:  # its speculative run becomes the trace shown
                 state.set_trace(loaded.variants[0].trace, f"file {upload.name}")
             state.set_study(loaded)
-            st.success(f"Loaded the {loaded.kind} study {upload.name} ({len(loaded.variants)} runs beside the "
-                       f"baseline): the **{SHOWN_ON[loaded.kind]}** page shows it.")
+            st.success(f"Loaded the {state.STUDY_NAMES[loaded.kind]} study {upload.name} ({len(loaded.variants)} runs "
+                       f"beside the baseline): the **{SHOWN_ON[loaded.kind]}** page shows it.")
 
 current = state.trace()
 st.markdown(f"Current trace: **{state.describe()}**")
@@ -39,9 +39,9 @@ if current is not None:
                        mime="application/json", key="download")
 for study in state.studies():
     runs = "; ".join(row.name for row in study.rows())
-    st.download_button(f"Download the {study.kind} study (JSON): {runs}", json.dumps(study.to_dict()),
-                       file_name=f"specviz-{study.kind.replace(' ', '-')}.json", mime="application/json",
-                       key=f"download-{study.kind}")
+    st.download_button(f"Download the {state.STUDY_NAMES[study.kind]} study (JSON): {runs}",
+                       json.dumps(study.to_dict()), file_name=f"specviz-{study.kind.replace(' ', '-')}.json",
+                       mime="application/json", key=f"download-{study.kind}")
 
 if current is not None:
     st.subheader("Settings of the current trace")

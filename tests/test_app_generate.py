@@ -43,6 +43,7 @@ def test_generation_streams_text_and_numbers(generated):
     assert comparison.variants[0].trace.wall_time == trace.wall_time
     assert comparison.baseline.generated_ids == trace.generated_ids  # greedy: the same text, faster or not
     assert len(at.get("plotly_chart")) == 2 and len(at.get("vega_lite_chart")) == 1  # tree, timeline; linked view
+    assert "use_example" not in [b.key for b in at.sidebar.button]   # the run shows your own runs: no example's
     assert trace.threads >= 1 and any(c.value == f"Measured on cpu (float32) with {trace.threads} torch thread"
                                       f"{'s' if trace.threads > 1 else ''}; no other run was queued ahead."
                                       for c in at.caption)

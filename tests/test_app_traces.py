@@ -11,6 +11,7 @@ from apps import MODEL_TIMEOUT, use_tiny_pair
 from streamlit.testing.v1 import AppTest
 from test_charts import make_trace
 
+from pages.ui.state import STUDY_NAMES
 from specviz import contention
 from specviz.charts.linked import PICK
 from specviz.study import KINDS, Study, Variant
@@ -113,9 +114,10 @@ def test_loaded_studies_show_on_their_pages_and_download_again(app):
     for kind, changes in varied.items():
         data = json.dumps(Study(kind, trace, [Variant(v, trace) for v in changes]).to_dict()).encode()
         app.file_uploader(key="trace_file").set_value((f"{kind}.json", data, "application/json")).run()
-        assert not app.exception and not app.error and f"study {kind}.json" in app.success[0].value
+        assert not app.exception and not app.error
+        assert f"the {STUDY_NAMES[kind]} study {kind}.json" in app.success[0].value
     assert {b.label.split(":")[0] for b in app.get("download_button")} == {
-        "Download the trace (JSON)", *(f"Download the {kind} study (JSON)" for kind in KINDS)}
+        "Download the trace (JSON)", *(f"Download the {STUDY_NAMES[kind]} study (JSON)" for kind in KINDS)}
     app.switch_page("pages/speedup.py").run()
     (chart, *_) = app.get("plotly_chart")
     measured = [t for t in json.loads(chart.proto.spec)["data"] if t.get("name") == "measured"]

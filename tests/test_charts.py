@@ -83,6 +83,12 @@ def test_colored_text_marks_each_kind_by_more_than_colour(trace):
     assert all(KINDS[kind].label in charts.legend() for kind in KINDS)
 
 
+def test_a_words_leading_space_stays_outside_its_box():
+    span = token_span(" harbor", "correction")   # a line wrapping before the word leaves no empty box behind
+    assert span.startswith(' <span class="tok tok-correction"') and ">harbor<sup>" in span
+    assert ">    <" in token_span("    ", "accepted")   # indentation alone stays marked
+
+
 def test_only_the_outputs_own_newlines_break_the_line():
     assert token_span("\n", "accepted").count("<br>") == 1   # the output's newline: a new line
     rejected = token_span("\n    return", "rejected")     # a rejected draft's stays in its line, struck

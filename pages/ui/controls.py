@@ -125,8 +125,9 @@ def sidebar() -> None:
         values |= _defaults()
     with st.sidebar:
         state.shown_switch()
+        s.use_example_slot = st.empty()   # emptied by a run that switches to your own runs (`state.show_live`)
         if state.shown() != state.LIVE:
-            st.button("Use this example's settings", key="use_example", on_click=_use_example,
+            s.use_example_slot.button("Use this example's settings", key="use_example", on_click=_use_example,
                       help="Sets the run settings below to the example's, so Generate runs it again on this machine; "
                       "for a γ sweep, a β × τ grid or the drafters side by side, also that page's values and "
                       "rounds, so its Run measures the example again.")

@@ -10,12 +10,15 @@ from __future__ import annotations
 import streamlit as st
 
 from specviz import Trace
+from specviz.charts.style import count
 from specviz.examples import PACK, Example, example, load_example
 from specviz.study import Repeat, Study, repeats, run_name, same_setup
 from specviz.trace import approximate_note
 
 LIVE = "live"  # the session's own runs and loaded files
 SHARED = ("gamma sweep", "grid", "drafters")  # kinds an example without its own borrows from the pack's
+STUDY_NAMES = {"comparison": "comparison with the target alone", "gamma sweep": "γ sweep", "grid": "β × τ grid",
+               "drafters": "drafters side by side"}   # each kind of study as its page calls it
 
 
 def shown() -> str:
@@ -66,6 +69,8 @@ def show_live() -> None:
     if shown() != LIVE:
         show(LIVE)
         _draw_switch()
+        if "use_example_slot" in st.session_state:
+            st.session_state.use_example_slot.empty()
     show_caption()
 
 
@@ -187,8 +192,8 @@ def describe() -> str:
         return "no trace yet"
     source = st.session_state.get("trace_source", "last run") if shown() == LIVE else f"example {shown()}"
     run = f" its fastest run ({varied})," if shown() != LIVE and (varied := _example_run(shown())) else ""
-    return (f"{source}:{run} {len(current.iterations)} iterations, "
-            f"{len(current.generated_ids)} tokens, {current.target} ← {current.drafter}")
+    return (f"{source}:{run} {count(len(current.iterations), 'iteration')}, "
+            f"{count(len(current.generated_ids), 'token')}, {current.target} ← {current.drafter}")
 
 
 def _example_run(name: str) -> str:
@@ -207,7 +212,7 @@ def study_measured_on(shown: Study) -> str:
 
 def measured_on(device: str, threads: int, waited: float) -> str:
     """Where and how times were measured, so a number read off the screen can be weighed."""
-    cores = f"{threads} torch thread{'s' if threads != 1 else ''}" if threads else "unrecorded torch threads"
+    cores = count(threads, "torch thread") if threads else "unrecorded torch threads"
     queue = (f"waited {waited:.1f} s for other visitors' runs first, not counted in the times"
              if waited >= 0.05 else "no other run was queued ahead")
     return f"Measured on {device} with {cores}; {queue}."

@@ -23,7 +23,7 @@ from specviz import theory
 from specviz.charts.inspector import acceptance_test, final_bars, pq_bars, residual_bars
 from specviz.charts.run_settings import draft_shape, picking
 from specviz.charts.speedup import speedup_chart
-from specviz.charts.style import show_token
+from specviz.charts.style import count, show_token
 from specviz.charts.text import token_span
 from specviz.charts.tree import (
     ROOT,
@@ -61,10 +61,6 @@ class LessonStep:
 
 def _n(x: float | None) -> str:
     return "?" if x is None else f"{x:.3f}"
-
-
-def _count(n: int, word: str) -> str:
-    return f"{n} {word}{'s' * (n != 1)}"
 
 
 def _ms(seconds: float) -> str:
@@ -163,18 +159,18 @@ def _rule_text(trace: Trace) -> str:
 def _context(trace: Trace, index: int) -> LessonStep:
     s, it = trace.settings, trace.iterations[index]
     before = replace(trace, iterations=trace.iterations[:index])
-    count = sum(len(b.emitted_ids) for b in before.iterations)
+    committed = sum(len(b.emitted_ids) for b in before.iterations)
     prompt = trace.prompt if len(trace.prompt) <= PROMPT_CHARS else "…" + trace.prompt[-PROMPT_CHARS:]
     spans = "".join(token_span(piece, kind) for piece, kind in text_segments(before, include_rejected=False))
     body = (f"<p>Iteration {index} of {len(trace.iterations)} (numbered from 0). Everything before it is committed: "
-            f"the prompt and the {_count(count, 'token')} of iterations before it.</p>"
+            f"the prompt and the {count(committed, 'token')} of iterations before it.</p>"
             f'<div style="{CONTEXT_CSS}"><span style="color: #666666;">{html.escape(prompt)}</span>{spans}</div>'
             f"<p>Target <b>{html.escape(trace.target)}</b>, drafter <b>{html.escape(trace.drafter)}</b>; "
             f"rule: {html.escape(_rule_text(trace))}; draft: {html.escape(draft_shape(s))}; tokens: "
             f"{html.escape(picking(s))}.</p>"
             + ("<p>This iteration starts right after the prompt" if index == 0 else
                f"<p>This iteration continues from {_tok(last_committed(trace, index))}")
-            + (f" and drafted {_count(it.drafted, 'token')}.</p>" if it.drafted else ".</p>"))
+            + (f" and drafted {count(it.drafted, 'token')}.</p>" if it.drafted else ".</p>"))
     return LessonStep("The context", body, "Before we look: which token would you expect next, and would a much "
                       "smaller model guess the same?")
 
@@ -199,7 +195,7 @@ def _draft(trace: Trace, index: int) -> LessonStep:
                  "tokens drafted before it, which is why a parallel drafter's acceptance decays with the position.")
     stop = f" {confidence_stop(it, trace)}" if it.unsure else ""
     if not it.drafts:
-        return LessonStep(title, f"<p>The drafter {html.escape(trace.drafter)} proposed {_count(it.drafted, 'token')}. "
+        return LessonStep(title, f"<p>The drafter {html.escape(trace.drafter)} proposed {count(it.drafted, 'token')}. "
                           f"{cost}"
                           f"{stop}</p><p>This trace was recorded without per-token records: only the counts are "
                           "known, not the tokens or their q.</p>", "Why is drafting cheap compared with the target?")
@@ -215,7 +211,7 @@ def _draft(trace: Trace, index: int) -> LessonStep:
             how, copied = "each picked by rank, not sampled, so the test takes q as one-hot (q = 1)", ""
         else:
             copied = f" {picked} of them were picked by rank (tested as a one-hot q)." if picked else ""
-        body = (f"<p>The drafter {html.escape(trace.drafter)} proposed {_count(it.drafted, 'token')}, one after "
+        body = (f"<p>The drafter {html.escape(trace.drafter)} proposed {count(it.drafted, 'token')}, one after "
                 f"another, {html.escape(how)}.{copied} {cost}{stop}</p>")
         return LessonStep(title, body + _table(["position", "token", "q(token)", "how"], rows),
                           "Why can the small drafter afford to write tokens one at a time, when the target cannot?")
@@ -300,7 +296,7 @@ def _test(trace: Trace, index: int) -> LessonStep:
                 "left, p′ = norm(max(0, p − q)) (SpecInfer)." if s.rule == "sampling" else
                 " All children of a node are checked; the one the target ranks best among those passing is kept.")
     unreached = sum(d.verdict == "unverified" for d in it.drafts)
-    end = (f"<p>{unreached} drafted token{'s' * (unreached != 1)} never reached a test (after the first rejection, "
+    end = (f"<p>{count(unreached, 'drafted token')} never reached a test (after the first rejection, "
            "under a rejected node, or past the end): their p was computed and thrown away.</p>" if unreached else "")
     body = (f"<p>{html.escape(rule + tree)} Position by position along the accepted path; the first rejection ends "
             f"it.</p><ul>{''.join(items)}</ul>{end}")
@@ -371,12 +367,12 @@ def _emitted(trace: Trace, index: int) -> LessonStep:
     n = len(it.emitted_ids)
     total = it.draft_time + it.verify_time + it.sample_time
     wasted = it.drafted - it.accepted
-    parts = [f"{it.accepted} accepted draft{'s' * (it.accepted != 1)}"] if it.drafted else []
+    parts = [f"{count(it.accepted, 'accepted draft')}"] if it.drafted else []
     if it.final is not None:
         parts.append(f"1 {it.final.kind} token")
-    thrown = f" {wasted} drafted token{'s' * (wasted != 1)} thrown away." if it.drafted else ""
+    thrown = f" {count(wasted, 'drafted token')} thrown away." if it.drafted else ""
     body = (f'<div style="{CONTEXT_CSS}">{spans or "&nbsp;"}</div>'
-            f"<p>{n} token{'s' * (n != 1)} from one target pass ({' + '.join(parts)}); a plain target step emits 1."
+            f"<p>{count(n, 'token')} from one target pass ({' + '.join(parts)}); a plain target step emits 1."
             f"{thrown}</p>"
             f"<p>Cost: draft {_ms(it.draft_time)} + verify {_ms(it.verify_time)} + sample {_ms(it.sample_time)} = "
             f"{_ms(total)}, so {_ms(total / max(n, 1))} per token, against about one verify pass per token for the "
@@ -461,12 +457,12 @@ def _why_this_length(trace: Trace, index: int) -> LessonStep:
                  "3-token match is kept far more often than one after a 1-token match), and read this one's.</p>"
                  if c.situation else "")
     previous = trace.iterations[index - 1] if index else None
-    moved = (f"<p>The iteration before drafted {_count(previous.drafted, 'token')} and accepted "
+    moved = (f"<p>The iteration before drafted {count(previous.drafted, 'token')} and accepted "
              f"{previous.accepted}; the estimate went from {previous.choice.alpha:.3f} to {c.alpha:.3f}.</p>"
              if previous is not None and previous.choice is not None else
              "<p>This is the first iteration: the estimate is still the pair's calibrated one.</p>")
     body = (f"<p>Before this iteration the adaptive policy chose {html.escape(shape)}.</p>"
-            f"<p>It read only the {_count(index, 'finished iteration')} before it: its estimate that the drafter's "
+            f"<p>It read only the {count(index, 'finished iteration')} before it: its estimate that the drafter's "
             f"first guess is right is α̂ = {c.alpha:.3f}, and from the estimates at every depth it expected "
             f"E = {c.expected_tokens:.2f} tokens from this iteration (1 + the chance each node is reached and "
             "accepted).</p>"

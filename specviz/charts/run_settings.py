@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from specviz.charts.style import count
 from specviz.settings import RULE_NAMES, DecodeSettings
 from specviz.trace import Trace
 
@@ -56,7 +57,7 @@ def settings_frame(trace: Trace) -> pd.DataFrame:
     rows = [("target", trace.target), ("drafter", trace.drafter), ("verification", rule),
             ("draft", draft_shape(s) if not trace.drafter.startswith("none") else "none: the target alone"),
             ("tokens", picking(s)), ("at most", f"{s.max_new_tokens} new tokens"), ("seed", str(s.seed)),
-            ("ran on", f"{trace.device} ({trace.dtype}), {trace.threads} torch thread{'s' * (trace.threads != 1)}")]
+            ("ran on", f"{trace.device} ({trace.dtype}), {count(trace.threads, 'torch thread')}")]
     if s.first_target:
         rows.append(("first iteration", "a plain target step, before any draft"))
     if s.target_url:

@@ -12,11 +12,15 @@ BOX = ("font-size: 1.35rem; line-height: 2.1; white-space: pre-wrap; word-break:
 
 
 def token_span(piece: str, kind: str) -> str:
+    """One piece of the output, marked as its kind. Its leading spaces stay outside the mark: a line that wraps
+    there leaves no empty box at its end, and the word starts the next line whole."""
     style = KINDS[kind]
+    word = piece.lstrip(" ") or piece   # a piece of spaces alone (indentation) keeps them: nothing else to mark
+    lead = piece[: len(piece) - len(word)]
     # a newline breaks the line where the output has one; a rejected draft's is shown, struck through, in place
-    text = html.escape(piece).replace("\n", "↵" if kind == "rejected" else "↵<br>")
+    text = html.escape(word).replace("\n", "↵" if kind == "rejected" else "↵<br>")
     icon = f"<sup>{style.icon}</sup>" if style.icon else ""
-    return (f'<span class="tok tok-{kind}" title="{html.escape(style.label)}" style="color: {style.color}; '
+    return (f'{lead}<span class="tok tok-{kind}" title="{html.escape(style.label)}" style="color: {style.color}; '
             f'background: {style.background}; {style.css} border-radius: 3px; padding: 1px 0;">{text}{icon}</span>')
 
 
