@@ -29,8 +29,8 @@ adaptive = left.checkbox("…and an adaptive run beside them (chains up to the l
 with right:
     sweep_rounds = tables.rounds_input("sweep_repeats", "each γ")
 if st.button("Run γ sweep", type="primary", key="run_sweep", disabled=not gammas):
-    models.study_with_progress("γ sweep", sweep_rounds * (1 + len(gammas) + adaptive), gamma_sweep, lambda: (
-        st.session_state.prompt, controls.settings(), sorted(gammas), True, adaptive, sweep_rounds), "gamma sweep")
+    models.study_with_progress("gamma sweep", sweep_rounds * (1 + len(gammas) + adaptive), gamma_sweep, lambda: (
+        st.session_state.prompt, controls.settings(), sorted(gammas), True, adaptive, sweep_rounds))
 
 SHIPPED_BENCHMARK = Path(__file__).resolve().parent.parent / "benchmarks" / "latest.json"
 left, right = st.columns(2)
@@ -72,8 +72,8 @@ kinds = st.multiselect("Drafters", STANDALONE_KINDS, default=controls.kept("comp
                        key="compare_kinds")
 rounds = tables.rounds_input("drafters_repeats", "each drafter")
 if st.button("Compare drafters", key="run_drafters", disabled=not kinds):
-    models.study_with_progress("drafter comparison", rounds * (1 + len(kinds)), drafter_comparison, lambda: (
-        st.session_state.prompt, controls.settings(), list(kinds), True, rounds), "drafters")
+    models.study_with_progress("drafters", rounds * (1 + len(kinds)), drafter_comparison, lambda: (
+        st.session_state.prompt, controls.settings(), list(kinds), True, rounds))
 drafters = state.study("drafters")
 tables.example_note("drafters", "Compare drafters")
 if drafters is not None:

@@ -51,8 +51,8 @@ taus = g2.multiselect("τ values", [0.5, 1.0, 2.0, 3.0, 4.0, 5.0], default=contr
                     key="grid_taus", format_func="{:g}".format)
 rounds = tables.rounds_input("grid_repeats", "each (β, τ)")
 if st.button("Run the grid", key="run_grid", disabled=not betas or not taus):
-    models.study_with_progress("β × τ grid", rounds * (1 + len(betas) * len(taus)), beta_tau_grid, lambda: (
-        st.session_state.prompt, controls.settings(), sorted(betas), sorted(taus), True, rounds), "grid")
+    models.study_with_progress("grid", rounds * (1 + len(betas) * len(taus)), beta_tau_grid, lambda: (
+        st.session_state.prompt, controls.settings(), sorted(betas), sorted(taus), True, rounds))
 grid = state.study("grid")
 tables.example_note("grid", "Run the grid")
 if grid is not None:

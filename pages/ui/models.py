@@ -114,11 +114,11 @@ def runs_with_progress(what: str, total: int, work: Callable[..., Iterable], arg
     return results, waited
 
 
-def study_with_progress(what: str, total: int, work: Callable[..., Iterable], args: Callable[[], tuple],
-                        kind: str) -> None:
+def study_with_progress(kind: str, total: int, work: Callable[..., Iterable], args: Callable[[], tuple]) -> None:
     """A study's runs (`runs_with_progress`; each item is the study so far) with a Stop button: the last
     study, with the time it queued, becomes the session's study of its `kind` when the runs end or a click
     stops them, beside the session's study of that kind before (`state.set_study`)."""
+    what = state.STUDY_NAMES[kind]
     before = st.session_state.get("studies", {}).get(kind)
     stop = st.empty()
     stop.button("Stop", key=f"stop {what}", help="Ends the study now: the runs finished so far are kept and "

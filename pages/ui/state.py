@@ -122,10 +122,10 @@ def study_example(kind: str) -> Example | None:
     that kind (`SHARED`); None while the session's own studies show."""
     if shown() == LIVE:
         return None
-    mine = next(e for e in PACK if e.name == shown())
-    if mine.study == kind or kind not in SHARED:
-        return mine if mine.study == kind else None
-    return next((e for e in PACK if e.study == kind), None)
+    mine = example(shown())
+    if mine.study == kind:
+        return mine
+    return next((e for e in PACK if e.study == kind), None) if kind in SHARED else None
 
 
 def set_study(new: Study, ran_on: tuple | None = None, repeating: Study | None = None) -> None:
@@ -197,10 +197,9 @@ def describe() -> str:
 
 
 def _example_run(name: str) -> str:
-    """What the run an example's study shows varied ("β = 5, τ = 1.0"); "" for an example of one run or for a
+    """What the run an example's study shows varied ("β = 5, τ = 1"); "" for an example of one run or for a
     comparison, whose one variant varies nothing."""
-    studies = _example(name)[1]
-    shown_trace = _example(name)[0]
+    shown_trace, studies = _example(name)
     return next((run_name(v.varied) for s in studies.values() for v in s.variants
                  if v.trace is shown_trace and v.varied), "")
 
