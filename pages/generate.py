@@ -18,11 +18,12 @@ st.title("Generate")
 st.html(charts.legend())
 left, middle, right = st.columns([1, 1, 3])
 # `running` is set by the click itself, before the script reruns: a Stop that arrives while the page is still
-# being drawn, before the run below has begun (`begun` still False), finds it set too and says so. A Stop reruns the
-# page at once, while the stopped run ends its current iteration in its own thread: `finished` says when it has.
+# being drawn, before the run below has begun (`begun` still False), finds it set too. A Stop reruns the page at
+# once, while the stopped run ends its current iteration in its own thread: `finished` says when it has, and
+# `traced` whether it got as far as its first iteration (else the pages still show what they showed before).
 STOP_WAIT = 600   # seconds: a bound on one iteration of the slowest run, never reached when the decoder answers
 start = left.button("Generate", type="primary", key="generate",
-                    on_click=st.session_state.update, args=({"running": True, "begun": False},))
+                    on_click=st.session_state.update, args=({"running": True, "begun": False, "traced": False},))
 middle.button("Stop", key="stop", help="Ends the run after the current iteration; the trace keeps what was decided.")
 with right:
     show_rejected = st.toggle("Show rejected drafts (struck through)", value=controls.kept("show_rejected", True),
@@ -67,7 +68,7 @@ def show(trace: Trace, comparison: Study | None, live: bool) -> None:
                 st.info(sentence)
         if not live:
             st.caption(state.measured_on(f"{trace.device} ({trace.dtype})", trace.threads, trace.waited))
-        if trace.settings.rule == "spec":
+        if trace.settings.rule == "spec" and trace.settings.beta > 1:   # β = 1 is greedy verification
             st.caption(f"Spec-Verification (β = {trace.settings.beta}, τ = {trace.settings.tau:g}) also keeps drafts "
                        "that are not the target's own choice (any in its top-β within τ of its best), so this text "
                        "can differ from the target alone's: speed bought with agreement (Xia et al., §3.2).")
@@ -89,6 +90,7 @@ def stream(turn: models.Turn, settings) -> None:
             if state.trace() is not trace:  # the previous trace stays until this run decides something
                 trace.waited = turn.waited
                 state.set_trace(trace, "last run")
+                st.session_state.traced = True   # the pages show this run from its first iteration on
             show(trace, None, live=True)
             if time.monotonic() - drawn > 1.0:
                 show_tree(trace, key=f"run-tree-{len(trace.iterations)}")
@@ -98,13 +100,14 @@ def stream(turn: models.Turn, settings) -> None:
 
 
 pressed_stop = not start and st.session_state.pop("running", False)  # still set only if Stop cut the last run short
-if pressed_stop and not st.session_state.get("begun"):
-    stopped.warning("Stopped before the run began: the pages show what they showed before.")
-elif pressed_stop:
-    with st.spinner("Stopping after the current iteration…"):
-        st.session_state.finished.wait(STOP_WAIT)
-    stopped.warning("Stopped: the trace holds the iterations decided before the stop.")
+if pressed_stop:
+    if st.session_state.begun:
+        with st.spinner("Stopping after the current iteration…"):
+            st.session_state.finished.wait(STOP_WAIT)
+    stopped.warning("Stopped: the trace holds the iterations decided before the stop." if st.session_state.traced
+                    else "Stopped before the run's first iteration: the pages show what they showed before.")
 
+failed = False   # set when this run ends in an error, which the slot under the buttons then shows
 if start:
     finished = threading.Event()   # set below from this thread's own reference: once stopped, it may not read state
     st.session_state.begun, st.session_state.finished = True, finished
@@ -122,6 +125,7 @@ if start:
         st.session_state.running = False
         if not isinstance(error, SpecvizError):
             raise
+        failed = True
         stopped.error(str(error))   # under the buttons, where the person who pressed Generate is looking
     finally:
         finished.set()
@@ -136,7 +140,7 @@ if current is None:
 else:
     show(current, None if race_view else state.study("comparison"), live=False)   # the race shows its own
     state.warn_approximate(current)
-    if current.stopped_by and not pressed_stop:
+    if current.stopped_by and not pressed_stop and not failed:   # the slot holds this run's error
         stopped.warning(f"Stopped by {current.stopped_by}: the trace holds the iterations decided before it.")
     if current.iterations:
         show_tree(current, key="tree")

@@ -52,6 +52,6 @@ if current is not None:
                  column_config={phase: st.column_config.NumberColumn(format="%.1f")
                                 for phase in ("draft (ms)", "verify (ms)", "sample (ms)")})
 for study in state.studies():
-    st.subheader(f"The {study.kind} study")
+    st.subheader(f"The {state.STUDY_NAMES[study.kind]} study")
     tables.show_spread(study)
     tables.study_rows(study)

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 from apps import switch_to
 from streamlit.testing.v1 import AppTest
+from test_charts import make_trace
 from test_tree_size import CPU_CURVE, cost, embedded_setup, flat, write_sizing
 
 from pages.ui.controls import KEPT, PROMPTS
@@ -162,10 +164,24 @@ def test_custom_pair_without_target_says_so(app):
 
 
 def test_the_model_drafter_on_the_embedded_pair_says_what_to_pick(app):
+    shown = make_trace()
+    shown.stopped_by = "the host's run-time limit (60 s)"   # its warning shares the slot under the buttons
+    app.session_state["trace"], app.session_state["shown"] = shown, "live"
+    app.switch_page("pages/generate.py").run()
+    assert [w.value for w in app.warning if w.value.startswith("Stopped by the host's run-time limit")]
     app.selectbox(key="drafter").set_value("model").run()
     app.button(key="generate").click().run()
     assert "the embedded pair has no small draft LM" in app.error[0].value and "Custom pair" in app.error[0].value
-    assert not app.exception and not app.warning   # nothing started, so nothing stopped
+    assert not app.exception and not app.warning   # the new run's error, not the trace's old stop
+
+
+@pytest.mark.parametrize(("beta", "says"), [(3, True), (1, False)])   # β = 1 is greedy verification
+def test_a_spec_verification_run_says_its_text_can_differ_from_the_targets(app, beta, says):
+    shown = make_trace()
+    shown.settings = replace(shown.settings, verify="spec", beta=beta)
+    app.session_state["trace"], app.session_state["shown"] = shown, "live"
+    app.switch_page("pages/generate.py").run()
+    assert any(c.value.startswith(f"Spec-Verification (β = {beta}") for c in app.caption) is says
 
 
 def test_theory_page(app):

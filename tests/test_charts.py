@@ -112,6 +112,8 @@ def test_the_settings_table_shows_what_shaped_the_run_in_the_papers_words(trace)
     assert table(target_url="http://host:8080", verify="greedy")["remote target"] == "http://host:8080"
     alone = dict(charts.settings_frame(replace(trace, drafter="none (baseline)")).itertuples(index=False))
     assert alone["draft"] == "none: the target alone"
+    old = dict(charts.settings_frame(replace(trace, threads=0)).itertuples(index=False))   # a file from before
+    assert old["ran on"].endswith("unrecorded torch threads")
 
 
 def test_pq_bars_cover_both_top_lists_and_mark_the_draft(trace):

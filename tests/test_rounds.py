@@ -89,6 +89,13 @@ def test_the_adaptive_level_carries_its_rounds_min_max_as_a_band_now_and_before(
                      f"adaptive before: {study.rows()[2].speedup:.2f}× (band: min–max)"]
 
 
+def test_a_sweep_whose_runs_emitted_nothing_leaves_tokens_per_iteration_to_autoscale():
+    base = synthetic_trace(64, gamma=1, alpha=0.0, seed=1)
+    empty = synthetic_trace(64, gamma=2, seed=2)
+    empty.iterations, empty.generated_ids = [], []
+    assert charts.sweep_chart(Study("gamma sweep", base, [Variant({"gamma": 2}, empty)])).layout.yaxis2.range is None
+
+
 def test_the_sweep_says_when_the_spread_is_larger_than_the_differences():
     apart = rounds([4.0, 4.0, 4.0], {2: [2.0, 2.05, 1.95], 4: [1.0, 1.02, 0.98]})
     warn, note = charts.spread_note(apart)

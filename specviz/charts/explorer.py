@@ -146,16 +146,17 @@ def plane(measured: pd.DataFrame | None) -> alt.LayerChart:
 
 def measured_frame(trace: Trace | None) -> pd.DataFrame | None:
     """E and S through the trace's α̂ and c (and its drafter's block) for every γ, its own γ flagged; None when
-    α̂ is unknown. A drafter that ran no forward pass (prompt lookup, the count tables, retrieval) has c = 0, as
-    the γ sweep prices it (`Study.measured_alpha_c`)."""
+    α̂ or a drafter's c is unknown. A drafter that ran no forward pass (prompt lookup, the count tables, retrieval)
+    has c = 0, as the γ sweep prices it (`Study.measured_alpha_c`)."""
     if trace is None:
         return None
     summary = trace.summary()
-    if summary.alpha is None:
+    no_pass = not any(it.draft_calls for it in trace.iterations)
+    if summary.alpha is None or (summary.c is None and not no_pass):
         return None
     own = min(trace.settings.gamma, MAX_GAMMA)
-    c = summary.c or 0.0
-    cost = f"c = {c:.2f}" if summary.c is not None else "c = 0 (no drafter pass)"
+    c = 0.0 if no_pass else summary.c
+    cost = "c = 0 (no drafter pass)" if no_pass else f"c = {c:.2f}"
     label = f"this trace: α̂ = {summary.alpha:.2f}, {cost}"
     return pd.DataFrame([{"gamma": g, "alpha": summary.alpha, "own": g == own, "label": label,
                           "E": theory.expected_tokens(summary.alpha, theory.drafted(g, trace.block)),

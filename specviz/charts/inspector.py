@@ -56,8 +56,8 @@ def pq_bars(step: DraftStep) -> go.Figure:
                     marker_line_color=[m.get("color", color) for m in line],
                     marker_line_width=[m["width"] for m in line])
     fig.update_layout(barmode="group", yaxis_title="probability", xaxis_tickangle=-35)
-    ratio = "∞" if step.ratio is None else f"{step.ratio:.3g}"
-    title = f"Position {step.position}: drafted '{show_token(step.token)}'  p={step.p:.3g}  q={step.q:.3g}  p/q={ratio}"
+    ratio = "" if step.rule != "sampling" else "  p/q=∞" if step.ratio is None else f"  p/q={step.ratio:.3g}"
+    title = f"Position {step.position}: drafted '{show_token(step.token)}'  p={step.p:.3g}  q={step.q:.3g}{ratio}"
     layout(fig, title, height=460)
     # Rotated token labels fill the space under the plot: the legend goes above it, on the right.
     fig.update_layout(legend={"orientation": "h", "y": 1.0, "yanchor": "bottom", "x": 1, "xanchor": "right"},

@@ -57,7 +57,8 @@ def settings_frame(trace: Trace) -> pd.DataFrame:
     rows = [("target", trace.target), ("drafter", trace.drafter), ("verification", rule),
             ("draft", draft_shape(s) if not trace.drafter.startswith("none") else "none: the target alone"),
             ("tokens", picking(s)), ("at most", f"{s.max_new_tokens} new tokens"), ("seed", str(s.seed)),
-            ("ran on", f"{trace.device} ({trace.dtype}), {count(trace.threads, 'torch thread')}")]
+            ("ran on", f"{trace.device} ({trace.dtype}), "
+                       + (count(trace.threads, "torch thread") if trace.threads else "unrecorded torch threads"))]
     if s.first_target:
         rows.append(("first iteration", "a plain target step, before any draft"))
     if s.target_url:

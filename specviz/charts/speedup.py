@@ -100,8 +100,9 @@ def speedup_chart(alpha: float | None, c: float, max_gamma: int = 16,
     fig.add_hline(y=1.0, line_dash="dot", line_color=NEUTRAL, row=1, col=1)
     highest = max([y for t in fig.data if t.xaxis == "x" for y in t.y if y is not None], default=1.0)
     fig.update_yaxes(range=[0, highest * 1.2], row=1, col=1)
-    most = max([y for t in fig.data if t.xaxis == "x2" for y in t.y if y is not None], default=2.0)
-    fig.update_yaxes(range=[1, 1 + (most - 1) * 1.15 + 0.05], row=1, col=2)   # 1: the target alone's one token
+    most = max([y for t in fig.data if t.xaxis == "x2" for y in t.y if y is not None], default=0.0)
+    if most > 1:   # runs that emitted tokens: drawn from 1, the target alone's one token an iteration
+        fig.update_yaxes(range=[1, 1 + (most - 1) * 1.15 + 0.05], row=1, col=2)
     fig.update_xaxes(title_text="γ (tokens drafted per iteration)", dtick=2)
     title = "γ sweep: measured points, analytic curves" if measured or benchmark else "S(γ) and E(γ) at α̂ and c"
     return layout(fig, title, height=540)

@@ -140,9 +140,9 @@ def _top_line(top: TopK | None, n: int = 3) -> str:
 
 def _node_hover(iteration: Iteration, node: int, label: str) -> str:
     d = iteration.drafts[node]
-    ratio = "∞" if d.ratio is None else f"{d.ratio:.3g}"
+    ratio = "" if d.rule != "sampling" else "   p/q = ∞" if d.ratio is None else f"   p/q = {d.ratio:.3g}"
     lines = [f"<b>'{html.escape(show_token(d.token))}'</b>  node {label}, depth {d.position}",
-             f"p = {d.p:.3f}   q = {d.q:.3f}   p/q = {ratio}",
+             f"p = {d.p:.3f}   q = {d.q:.3f}{ratio}",
              html.escape(node_test(iteration, node)),
              f"rule: {rule_name(d.rule)}" + ("" if d.sampled else " · picked by rank, not sampled")]
     if d.residual_top is not None:
