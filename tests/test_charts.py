@@ -109,7 +109,9 @@ def test_the_settings_table_shows_what_shaped_the_run_in_the_papers_words(trace)
     assert adaptive.startswith("adaptive: before each iteration the policy picks") and "up to depth 8" in adaptive
     assert charts.shape_label(replace(trace.settings, adaptive=True, gamma=8)) == "adaptive, γ ≤ 8"
     assert table(gamma=3)["draft"] == "a chain of γ = 3 drafted tokens"
-    assert table(target_url="http://host:8080", verify="greedy")["remote target"] == "http://host:8080"
+    remote = table(target_url="http://host:8080", verify="greedy", target_latency_ms=50.0)
+    assert remote["remote target"] == "http://host:8080" and remote["added latency"] == "50 ms per request"
+    assert remote["ran on"].endswith(": the drafter, the target on its server")
     alone = dict(charts.settings_frame(replace(trace, drafter="none (baseline)")).itertuples(index=False))
     assert alone["draft"] == "none: the target alone"
     old = dict(charts.settings_frame(replace(trace, threads=0)).itertuples(index=False))   # a file from before

@@ -58,7 +58,8 @@ def settings_frame(trace: Trace) -> pd.DataFrame:
             ("draft", draft_shape(s) if not trace.drafter.startswith("none") else "none: the target alone"),
             ("tokens", picking(s)), ("at most", f"{s.max_new_tokens} new tokens"), ("seed", str(s.seed)),
             ("ran on", f"{trace.device} ({trace.dtype}), "
-                       + (count(trace.threads, "torch thread") if trace.threads else "unrecorded torch threads"))]
+                       + (count(trace.threads, "torch thread") if trace.threads else "unrecorded torch threads")
+                       + (": the drafter, the target on its server" if s.target_url else ""))]
     if s.first_target:
         rows.append(("first iteration", "a plain target step, before any draft"))
     if s.target_url:
@@ -66,7 +67,8 @@ def settings_frame(trace: Trace) -> pd.DataFrame:
         top = "all of p" if s.target_logprobs == 0 else f"its top {s.target_logprobs} log-probabilities"
         rows.append(("remote target", f"{s.target_url}{served}" + (f"; p read from {top}" if not s.greedy else "")))
     if s.target_latency_ms:
-        rows.append(("added latency", f"{s.target_latency_ms:g} ms per target pass"))
+        per = "request" if s.target_url else "target pass"
+        rows.append(("added latency", f"{s.target_latency_ms:g} ms per {per}"))
     if s.learn_costs:
         rows.append(("costs", "learnt from this run's own passes and drafting"))
     return pd.DataFrame(rows, columns=["setting", "value"])
