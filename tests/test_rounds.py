@@ -103,6 +103,9 @@ def test_the_sweep_says_when_the_spread_is_larger_than_the_differences():
     close = rounds([4.0, 4.0, 4.0], {2: [2.0, 2.4, 1.8], 4: [1.9, 2.3, 2.1]})
     warn, note = charts.spread_note(close)
     assert warn and "γ = 4 and γ = 2, 5.0% apart" in note and "not measured" in note
+    crowded = rounds([4.0, 4.0, 4.0], {g: [2.0 + 0.01 * g, 2.4, 1.8] for g in range(1, 7)})   # 5 close pairs
+    warn, note = charts.spread_note(crowded)
+    assert warn and note.count(" apart") == 3 and "; and 2 more)" in note   # the closest three, then a count
     once = Study("gamma sweep", synthetic_trace(64), [Variant({"gamma": 2}, synthetic_trace(64, gamma=2))])
     warn, note = charts.spread_note(once)
     assert warn is True and "timed once" in note

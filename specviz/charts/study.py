@@ -24,6 +24,7 @@ ROW_HELP = {  # what each column of `rows_frame` means, for the table's headers
              "other random numbers, so its text differs while its distribution stays the target's",
     "wall time (s)": "the whole run, prefill included",
 }
+SHOWN_PAIRS = 3   # the spread note names the closest pairs of runs whose bars overlap, and counts the rest
 FORMATS = {"tokens/s": "{:.1f}", "speedup": "{:.2f}×", "α̂": "{:.2f}", "c": "{:.3f}", "tokens / iteration": "{:.2f}",
            "match": "{:.0%}", "wall time (s)": "{:.2f}"}
 
@@ -81,9 +82,11 @@ def _order_note(study: Study) -> tuple[bool, str]:
     if not close:
         return False, (f"Timed {rounds}× each, interleaved: every run's spread (at most {widest:.0%} of its median, "
                        "min to max) is smaller than the differences drawn, so their order holds.")
-    pairs = "; ".join(f"{a.name} and {b.name}, {(b.speedup - a.speedup) / a.speedup:.1%} apart" for a, b in close)
+    apart = sorted(((b.speedup - a.speedup) / a.speedup, a.name, b.name) for a, b in close)   # the closest first
+    pairs = "; ".join(f"{a} and {b}, {gap:.1%} apart" for gap, a, b in apart[:SHOWN_PAIRS])
+    more = f"; and {len(apart) - SHOWN_PAIRS} more" if len(apart) > SHOWN_PAIRS else ""
     return True, (f"Timed {rounds}× each, interleaved, the runs spread by up to {widest:.0%} of their median (min to "
-                  f"max), more than some differences drawn ({pairs}): their order is not measured. Repeat on a "
+                  f"max), more than some differences drawn ({pairs}{more}): their order is not measured. Repeat on a "
                   "quieter machine or with more rounds before reading it.")
 
 
