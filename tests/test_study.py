@@ -37,6 +37,14 @@ def test_the_table_of_runs_reads_as_numbers_with_a_dash_where_none_applies():
     assert study.baseline.prompt[:20] in setup and "γ =" not in setup and study.variants[0].trace.drafter in setup
 
 
+def test_a_sampled_runs_match_is_left_out_as_saying_nothing_of_its_quality():
+    study = sweep()   # the synthetic runs sample (lossless, T = 1)
+    assert charts.rows_frame(study)["match"].isna().all()
+    greedy = replace(study, variants=[Variant(v.varied, replace(v.trace, settings=replace(
+        v.trace.settings, temperature=0.0))) for v in study.variants])
+    assert list(charts.rows_frame(greedy)["match"][1:]) == [r.match_rate for r in greedy.rows()[1:]]
+
+
 def test_a_run_is_named_as_the_papers_write_what_it_varied():
     assert [run_name(v) for v in ({"gamma": 4}, {"gamma": 8, "adaptive": True}, {"beta": 2, "tau": 0.5},
                                   {"drafter": "ngram"}, {"temperature": 0.7}, {})] == [

@@ -20,8 +20,9 @@ ROW_HELP = {  # what each column of `rows_frame` means, for the table's headers
     "α̂": "drafts accepted / drafts verified",
     "c": "one draft step's time over one target step's (none for drafters with no forward pass)",
     "tokens / iteration": "tokens emitted per target pass: accepted drafts plus the correction or bonus",
-    "match": "positions where the output equals the baseline's: 100% for greedy runs; lossless sampling draws "
-             "other random numbers, so its text differs while its distribution stays the target's",
+    "match": "positions where the output equals the baseline's: 100% for greedy runs, less where Spec-Verification "
+             "kept tokens the target would not have chosen; none for lossless sampling, whose text follows other "
+             "random numbers while its distribution stays the target's",
     "wall time (s)": "the whole run, prefill included",
 }
 SHOWN_PAIRS = 3   # the spread note names the closest pairs of runs whose bars overlap, and counts the rest
@@ -30,12 +31,14 @@ FORMATS = {"tokens/s": "{:.1f}", "speedup": "{:.2f}×", "α̂": "{:.2f}", "c": "
 
 
 def rows_frame(study: Study) -> pd.DataFrame:
-    """One row per run, the baseline first: what varied, then the run's numbers."""
+    """One row per run, the baseline first: what varied, then the run's numbers. A sampled run's match is left
+    out: its text follows other random numbers than the baseline's, so the share says nothing of its quality."""
+    runs = [study.baseline, *(v.trace for v in study.variants)]
     return pd.DataFrame([{"run": row.name, "tokens": row.tokens, "tokens/s": row.tokens_per_s,
                           "speedup": row.speedup, "min–max": _spread(row.speedup_low, row.speedup_high),
-                          "α̂": row.alpha, "c": row.c,
-                          "tokens / iteration": row.accepted_length, "match": row.match_rate,
-                          "wall time (s)": row.wall_time} for row in study.rows()])
+                          "α̂": row.alpha, "c": row.c, "tokens / iteration": row.accepted_length,
+                          "match": None if run.settings.rule == "sampling" else row.match_rate,
+                          "wall time (s)": row.wall_time} for row, run in zip(study.rows(), runs)])
 
 
 def _spread(low: float | None, high: float | None) -> str | None:
