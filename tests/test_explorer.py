@@ -107,6 +107,9 @@ def test_a_drafter_with_no_forward_pass_is_marked_at_c_zero():
     s = trace.summary()
     assert s.c is None and s.alpha is not None
     rows = next(d for d in charts.theory_explorer(trace).to_dict()["datasets"].values() if d and "own" in d[0])
-    assert rows[0]["label"].endswith("c = 0 (no drafter pass)")
+    assert rows[0]["label"].endswith("c = 0.00")
+    title = charts.theory_explorer(trace).to_dict()["title"]["text"]["expr"]   # the diamonds' numbers, said once
+    assert f"◆ this trace: α̂ = {s.alpha:.2f}, c = 0.00" in title
+    assert "◆" not in charts.theory_explorer(None).to_dict()["title"]["text"]["expr"]
     assert [row["S"] for row in rows] == [pytest.approx(theory.walltime_improvement(s.alpha, g, 0.0))
                                           for g in range(1, MAX_GAMMA + 1)]

@@ -53,14 +53,17 @@ def marked_rule(channel: str, param: str, axis: dict) -> list[alt.Chart]:
             alt.Chart().mark_rule(color="#333333", strokeWidth=2, strokeDash=[6, 4]).encode(**datum)]
 
 
-def measured_marks(measured: pd.DataFrame, x: alt.X, y: alt.Y, text: alt.Text) -> list[alt.Chart]:
-    """A black diamond at the trace's own (x, y), labelled in black on a white halo."""
+def measured_marks(measured: pd.DataFrame, x: alt.X, y: alt.Y, text: alt.Text, right: str) -> list[alt.Chart]:
+    """A black diamond at the trace's own (x, y), labelled in black on a white halo: to its right, or to its left
+    where the expression `right` holds (a diamond in the right half, whose label would run out of the plot)."""
     own = alt.Chart(measured).transform_filter("datum.own")
-    words = {"align": "left", "dx": 14, "dy": -14, "fontSize": FONT_SIZE - 2, "fontWeight": "bold"}
-    return [own.mark_point(shape="diamond", size=300, filled=True, color="#000000", stroke="#ffffff", strokeWidth=2,
-                           opacity=1).encode(x=x, y=y),
-            *(own.mark_text(**words, color=ink, stroke=ink, strokeWidth=width).encode(x=x, y=y, text=text)
-              for ink, width in (("#ffffff", 4), ("#000000", 0)))]
+    marks = [own.mark_point(shape="diamond", size=300, filled=True, color="#000000", stroke="#ffffff", strokeWidth=2,
+                            opacity=1).encode(x=x, y=y)]
+    for align, dx, where in (("left", 14, f"!({right})"), ("right", -14, right)):
+        words = {"align": align, "dx": dx, "dy": -14, "fontSize": FONT_SIZE - 2, "fontWeight": "bold"}
+        marks += [own.transform_filter(where).mark_text(**words, color=ink, stroke=ink, strokeWidth=width).encode(
+            x=x, y=y, text=text) for ink, width in (("#ffffff", 4), ("#000000", 0))]
+    return marks
 
 
 def curve(base: alt.Chart, field: str, color: str, title: str, measured: pd.DataFrame | None,
@@ -79,7 +82,7 @@ def curve(base: alt.Chart, field: str, color: str, title: str, measured: pd.Data
                   x=x, y=alt.value(HEIGHT - 6), text="label:N")]
     if measured is not None:
         layers += [alt.Chart(measured).mark_line(color="#000000", strokeWidth=2, strokeDash=[2, 3]).encode(x=x, y=y),
-                   *measured_marks(measured, x, y, alt.Text("label:N"))]
+                   *measured_marks(measured, x, y, alt.value("this trace"), f"datum.gamma > {MAX_GAMMA // 2}")]
     return alt.layer(*layers)
 
 
@@ -124,7 +127,7 @@ def plane(measured: pd.DataFrame | None) -> alt.LayerChart:
     along = {"title": "α (acceptance rate)", "scale": alt.Scale(domain=[0, 1], nice=False),
              "axis": alt.Axis(values=[i / 10 for i in range(11)], grid=False)}
     up = {"title": "γ", "scale": alt.Scale(domain=[0.5, MAX_GAMMA + 0.5], nice=False),
-          "axis": alt.Axis(values=GAMMA_TICKS, grid=False, labelOverlap=False)}
+          "axis": alt.Axis(values=GAMMA_TICKS, grid=False, labelOverlap=False, titlePadding=14)}   # clear of "8"
     x, y = alt.X("alpha:Q", **along), alt.Y("gamma:Q", **up)
     ridge = best_gamma(base, ["alpha"])
     layers = [
@@ -139,7 +142,7 @@ def plane(measured: pd.DataFrame | None) -> alt.LayerChart:
         *marked_rule("x", "alpha", along), *marked_rule("y", "gamma", up),
     ]
     if measured is not None:
-        layers += measured_marks(measured, x, y, alt.value("this trace"))
+        layers += measured_marks(measured, x, y, alt.value("this trace"), "datum.alpha > 0.7")
     return alt.layer(*layers).properties(title="S over (α, γ) at the chosen c; white line: the optimal γ of each α",
                                          width=2 * WIDTH + 40, height=HEIGHT)
 
@@ -156,8 +159,7 @@ def measured_frame(trace: Trace | None) -> pd.DataFrame | None:
         return None
     own = min(trace.settings.gamma, MAX_GAMMA)
     c = 0.0 if no_pass else summary.c
-    cost = "c = 0 (no drafter pass)" if no_pass else f"c = {c:.2f}"
-    label = f"this trace: α̂ = {summary.alpha:.2f}, {cost}"
+    label = f"this trace: α̂ = {summary.alpha:.2f}, c = {c:.2f}"
     return pd.DataFrame([{"gamma": g, "alpha": summary.alpha, "own": g == own, "label": label,
                           "E": theory.expected_tokens(summary.alpha, theory.drafted(g, trace.block)),
                           "S": theory.walltime_improvement(summary.alpha, g, c, trace.block)}
@@ -172,6 +174,8 @@ def theory_explorer(trace: Trace | None = None, alpha: float = 0.8, c: float = 0
     block = min(trace.block, MAX_BLOCK) if trace is not None else 0
     title = ("'α = ' + format(alpha, '.2f') + ',   c = ' + format(c, '.2f') + ',   γ marked = ' + gamma + "
              "(block > 0 ? ',   block B = ' + block : '')")
+    if measured is not None:   # the diamonds' numbers, once: a label beside each would run out of the narrow plots
+        title += f" + ';   ◆ {measured['label'][0]}'"
     return alt.vconcat(curves(measured), plane(measured), spacing=40,
                        params=[p.param for p in explorer_params(alpha, c, gamma, block)],
                        title=alt.TitleParams(alt.expr(title)), **vega_look(),
