@@ -18,12 +18,12 @@ st.title("Generate")
 st.html(charts.legend())
 left, middle, right = st.columns([1, 1, 3])
 # `running` is set by the click itself, before the script reruns: a Stop that arrives while the page is still
-# being drawn, before the run below has begun (`begun` still False), finds it set too. A Stop reruns the page at
+# being drawn, before the run below has begun (`finished` still None), finds it set too. A Stop reruns the page at
 # once, while the stopped run ends its current iteration in its own thread: `finished` says when it has, and
 # `traced` whether it got as far as its first iteration (else the pages still show what they showed before).
 STOP_WAIT = 600   # seconds: a bound on one iteration of the slowest run, never reached when the decoder answers
 start = left.button("Generate", type="primary", key="generate",
-                    on_click=st.session_state.update, args=({"running": True, "begun": False, "traced": False},))
+                    on_click=st.session_state.update, args=({"running": True, "finished": None, "traced": False},))
 middle.button("Stop", key="stop", help="Ends the run after the current iteration; the trace keeps what was decided.")
 with right:
     show_rejected = st.toggle("Show rejected drafts (struck through)", value=controls.kept("show_rejected", True),
@@ -101,7 +101,7 @@ def stream(turn: models.Turn, settings) -> None:
 
 pressed_stop = not start and st.session_state.pop("running", False)  # still set only if Stop cut the last run short
 if pressed_stop:
-    if st.session_state.begun:
+    if st.session_state.finished is not None:   # the run had begun
         with st.spinner("Stopping after the current iteration…"):
             st.session_state.finished.wait(STOP_WAIT)
     stopped.warning("Stopped: the trace holds the iterations decided before the stop." if st.session_state.traced
@@ -110,7 +110,7 @@ if pressed_stop:
 failed = False   # set when this run ends in an error, which the slot under the buttons then shows
 if start:
     finished = threading.Event()   # set below from this thread's own reference: once stopped, it may not read state
-    st.session_state.begun, st.session_state.finished = True, finished
+    st.session_state.finished = finished
     try:
         settings = controls.settings()
         with models.exclusive() as turn:

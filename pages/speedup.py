@@ -46,7 +46,7 @@ if source is not None:
         st.error(f"Cannot use this benchmark file: {error}")
 
 sweep = state.study("gamma sweep")
-tables.example_note("gamma sweep", "Run γ sweep")
+tables.example_note("gamma sweep")
 before = state.earlier("gamma sweep")[0]   # the same sweep, measured before this one: do its bars hold?
 if sweep is not None or benchmark:
     st.plotly_chart(charts.sweep_chart(sweep, benchmark=benchmark, before=before), key="sweep_chart")
@@ -75,7 +75,7 @@ if st.button("Compare drafters", key="run_drafters", disabled=not kinds):
     models.study_with_progress("drafters", rounds * (1 + len(kinds)), drafter_comparison, lambda: (
         st.session_state.prompt, controls.settings(), list(kinds), True, rounds))
 drafters = state.study("drafters")
-tables.example_note("drafters", "Compare drafters")
+tables.example_note("drafters")
 if drafters is not None:
     st.plotly_chart(charts.drafters_chart(drafters), key="drafters_chart")
     tables.show_spread(drafters)

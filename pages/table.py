@@ -54,7 +54,7 @@ if st.button("Run the grid", key="run_grid", disabled=not betas or not taus):
     models.study_with_progress("grid", rounds * (1 + len(betas) * len(taus)), beta_tau_grid, lambda: (
         st.session_state.prompt, controls.settings(), sorted(betas), sorted(taus), True, rounds))
 grid = state.study("grid")
-tables.example_note("grid", "Run the grid")
+tables.example_note("grid")
 if grid is not None:
     reference = grid.baseline.summary()
     st.markdown(f"Target alone, greedy: **{reference.tokens_per_s:.1f}** tokens/s, the reference for the match "

@@ -12,12 +12,12 @@ def setup_caption(study: Study) -> None:
     st.caption(markdown_escape(charts.study_setup(study)))
 
 
-def example_note(kind: str, button: str) -> None:
+def example_note(kind: str) -> None:
     """Under a study's controls, when the study drawn is an example's: it was measured with the example's own
     prompt and settings, which the controls above and the sidebar need not show."""
     if (example := state.study_example(kind)) is not None:
         st.caption(f"Drawn below: the class pack's example “{markdown_escape(example.title)}”, measured with its own "
-                   f"prompt and settings, not those shown above or in the sidebar. **{button}** measures yours.")
+                   "prompt and settings, not those shown above or in the sidebar; the button above measures yours.")
 
 
 def rounds_input(key: str, runs: str) -> int:

@@ -18,7 +18,7 @@ from specviz.charts.style import (
     layout,
     show_token,
 )
-from specviz.charts.tree import node_labels
+from specviz.charts.tree import node_labels, ratio_text
 from specviz.settings import rule_name
 from specviz.trace import DraftStep, FinalToken, Iteration, TopK
 
@@ -56,7 +56,7 @@ def pq_bars(step: DraftStep) -> go.Figure:
                     marker_line_color=[m.get("color", color) for m in line],
                     marker_line_width=[m["width"] for m in line])
     fig.update_layout(barmode="group", yaxis_title="probability", xaxis_tickangle=-35)
-    ratio = "" if step.rule != "sampling" else "  p/q=∞" if step.ratio is None else f"  p/q={step.ratio:.3g}"
+    ratio = f"  p/q={r}" if (r := ratio_text(step)) else ""
     title = f"Position {step.position}: drafted '{show_token(step.token)}'  p={step.p:.3g}  q={step.q:.3g}{ratio}"
     layout(fig, title, height=460)
     # Rotated token labels fill the space under the plot: the legend goes above it, on the right.

@@ -92,6 +92,14 @@ def last_committed(trace: Trace, index: int) -> str:
     return kept[-1].token if kept else "…"
 
 
+def ratio_text(d: DraftStep) -> str | None:
+    """The p/q a lossless test read for this draft ("∞" where q is 0), to 3 significant digits; None under the
+    greedy rules, which test no ratio."""
+    if d.rule != "sampling":
+        return None
+    return "∞" if d.ratio is None else f"{d.ratio:.3g}"
+
+
 def tested_against(iteration: Iteration, node: int) -> DraftStep | None:
     """The rejected sibling whose residual this node was tested against (None: tested against p)."""
     siblings = children(iteration.parents)[iteration.parents[node]]
@@ -140,7 +148,7 @@ def _top_line(top: TopK | None, n: int = 3) -> str:
 
 def _node_hover(iteration: Iteration, node: int, label: str) -> str:
     d = iteration.drafts[node]
-    ratio = "" if d.rule != "sampling" else "   p/q = ∞" if d.ratio is None else f"   p/q = {d.ratio:.3g}"
+    ratio = f"   p/q = {r}" if (r := ratio_text(d)) else ""
     lines = [f"<b>'{html.escape(show_token(d.token))}'</b>  node {label}, depth {d.position}",
              f"p = {d.p:.3f}   q = {d.q:.3f}{ratio}",
              html.escape(node_test(iteration, node)),
