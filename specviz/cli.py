@@ -395,8 +395,8 @@ def print_trace(trace, args: argparse.Namespace) -> None:
           f"alpha {alpha}, accepted length {s.accepted_length:.2f} tokens/iteration")
     if trace.threads:
         print(f"measured on {trace.device} ({trace.dtype}) with {trace.threads} torch thread(s)")
-    if trace.approximate is not None:
-        print(f"approximate: {approximate_note(trace)}")
+    if (note := approximate_note(trace)) is not None:
+        print(f"approximate: {note}")
     if trace.stopped_by:
         print(f"stopped early by {trace.stopped_by}; the text and the numbers cover what was decided before")
 

@@ -175,6 +175,7 @@ class Run:
         if isinstance(self.lm, RemoteTarget):
             iteration.server_time = self.lm.server_time
             iteration.p_unknown = self.lm.unknown if s.rule == "sampling" else None
+            iteration.unsent = self.lm.unsent if s.rule == "sampling" else 0
         return record_iteration(iteration, p, draft, verdict, s, self.target.token_text)
 
     def _emitted(self, accepted: list[int], verdict: verification.Verdict, budget: int) -> list[int]:

@@ -1,6 +1,6 @@
 """The trace: everything one run decided, as plain records that save to JSON.
 
-Schema (version 6), top level:
+Schema (version 7), top level:
   format "specviz-trace", version, prompt, prompt_ids, target, drafter, device, dtype,
   settings (DecodeSettings), iterations [Iteration], generated_ids, text, wall_time, summary,
   threads (torch CPU threads of the process that ran it; 0 if unknown), waited (seconds the run
@@ -21,9 +21,11 @@ Iteration: index, drafted, accepted, emitted_ids, drafts [DraftStep], final Fina
   target's own compute time, where it reports one; else null), p_unknown (a remote target that
   returned p's top-k only, under lossless sampling: the largest mass of p outside what came back over
   the iteration's rows, which the verification renormalised away; null: p was known); the three added
-  in version 4, a file without them loads with 0, null, null. choice (an adaptive run's: the shape the
-  policy chose before the iteration and what it predicted, `Choice`; null for a fixed shape; added in
-  version 5, a file without it loads with null).
+  in version 4, a file without them loads with 0, null, null. unsent (lossless sampling against a
+  remote target that takes only text: drafts drawn from q that it could not be sent and were left out,
+  which makes the run approximate; added in version 7, a file without it loads with 0). choice (an
+  adaptive run's: the shape the policy chose before the iteration and what it predicted, `Choice`; null
+  for a fixed shape; added in version 5, a file without it loads with null).
   `drafts` are the nodes of the iteration's token tree (a chain in order, or parents before children).
 DraftStep: position (the node's depth, 1-based), token_id, token, q, p (the target's, after the
   node's parent), ratio (what the test compared with u: p(x)/q(x), with p' for a sibling tried after a
@@ -60,7 +62,7 @@ from specviz.settings import DecodeSettings
 from specviz.tree import depths
 
 FORMAT = "specviz-trace"
-VERSION = 6
+VERSION = 7
 MAX_BYTES = 64 * 2**20  # a larger trace or study file is refused before it is parsed
 
 
@@ -133,6 +135,7 @@ class Iteration:
     network_time: float = 0.0
     server_time: float | None = None
     p_unknown: float | None = None
+    unsent: int = 0
     choice: Choice | None = None
 
     @property
@@ -200,9 +203,14 @@ class Trace:
     @property
     def approximate(self) -> float | None:
         """Lossless sampling against a remote target that returned only p's top-k: the largest mass of p
-        it left out in any iteration (the verdicts then follow p renormalised on the top-k); None: exact."""
+        it left out in any iteration (the verdicts then follow p renormalised on the top-k); None: p was known."""
         masses = [it.p_unknown for it in self.iterations if it.p_unknown is not None]
         return max(masses) if masses else None
+
+    @property
+    def unsent(self) -> int:
+        """Drafts drawn from q that a text-only remote target could not be sent (`RemoteTarget.sendable`)."""
+        return sum(it.unsent for it in self.iterations)
 
     def summary(self) -> Summary:
         its = self.iterations
@@ -260,11 +268,18 @@ class Trace:
             "beta": d.beta} for it in self.iterations for d in it.drafts])
 
 
-def approximate_note(trace: Trace) -> str:
-    """What an approximate trace (`Trace.approximate`) must say wherever it is shown."""
-    return (f"lossless sampling against a remote target that returned p's top-{trace.settings.target_logprobs} "
-            f"only: up to {trace.approximate:.1%} of p lay outside them, and the verdicts, corrections and bonus "
-            "tokens followed p renormalised on what came back (ask for the whole p to make it exact)")
+def approximate_note(trace: Trace) -> str | None:
+    """What a trace whose lossless sampling was not exact must say wherever it is shown; None: it was exact."""
+    notes = []
+    if trace.approximate is not None:
+        notes.append(f"lossless sampling against a remote target that returned p's top-{trace.settings.target_logprobs}"
+                     f" only: up to {trace.approximate:.1%} of p lay outside them, and the verdicts, corrections and "
+                     "bonus tokens followed p renormalised on what came back (ask for the whole p to make it exact)")
+    if trace.unsent:
+        notes.append(f"{trace.unsent} draft{'s' * (trace.unsent != 1)} drawn from q could not be sent to the "
+                     "remote target, whose engine takes text its tokenizer would split otherwise, and were left "
+                     "out: whether a draw is left out depends on the token drawn, which moves the output off p")
+    return "; and ".join(notes) or None
 
 
 def trace_from_dict(data: dict) -> Trace:

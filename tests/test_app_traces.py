@@ -166,12 +166,14 @@ def test_an_approximate_remote_trace_says_so_on_every_page_that_shows_it(app):
     trace = make_trace()
     trace.settings = replace(trace.settings, target_url="http://127.0.0.1:8000", target_logprobs=20)
     trace.iterations[1].p_unknown = 0.125
+    trace.iterations[2].unsent = 2
     app.switch_page("pages/traces.py").run()
     app.file_uploader(key="trace_file").set_value(("remote.json", json.dumps(trace.to_dict()).encode(),
                                                    "application/json")).run()
     for page in ("generate", "table", "inspector", "lesson"):
         app.switch_page(f"pages/{page}.py").run()
-        assert any("Approximate" in w.value and "top-20" in w.value and "12.5%" in w.value for w in app.warning), page
+        assert any("Approximate" in w.value and "top-20" in w.value and "12.5%" in w.value
+                   and "2 drafts drawn from q could not be sent" in w.value for w in app.warning), page
 
 
 @pytest.fixture

@@ -7,12 +7,14 @@ from __future__ import annotations
 import math
 
 import pytest
+import torch
 
 from specviz import DecodeSettings, SpecvizError
+from specviz.drafters.base import Draft
 from specviz.limits import REMOTE_TARGETS, check_remote_allowed, remote_targets
 from specviz.remote import check_url
 from specviz.remote.engines import ALL, VLLM, LlamaCppPython, SGLang, engine_of
-from specviz.remote.target import _paths
+from specviz.remote.target import _paths, sendable
 from specviz.tree import children
 
 IDS = [1, 20, 21, 30, 31]   # context 1 20 21, then the drafts 30 31: rows after positions 2, 3, 4
@@ -129,6 +131,21 @@ def test_a_tree_is_sent_as_its_root_to_leaf_paths():
     parents = [-1, -1, 0, 0, 1]
     assert _paths(children(parents)) == [[0, 2], [0, 3], [1, 4]]
     assert _paths(children([-1, 0, 1])) == [[0, 1, 2]]
+
+
+def test_a_draft_text_cannot_carry_is_cut_and_a_drawn_one_counted():
+    """Token 7 after token 7 reads back as another token (as "\n" "\n" reads back as "\n\n"). The tree:
+    root children 7 (drawn) and 8 (picked by rank), 7's children 7 (drawn) and 9; 8's child 7 (drawn)."""
+    draft = Draft(torch.tensor([7, 8, 7, 9, 7]), torch.zeros(5, 16), parents=[-1, -1, 0, 0, 1],
+                  sampled=[True, False, True, True, True])
+    reads_back = lambda ids: all(a != 7 or b != 7 for a, b in zip(ids, ids[1:]))  # noqa: E731
+    kept, unsent = sendable(draft, [1, 2], reads_back)
+    assert kept.tokens.tolist() == [7, 8, 9, 7] and kept.parents == [-1, -1, 0, 1]
+    assert kept.sampled == [True, False, True, True] and unsent == 1
+    kept, unsent = sendable(draft, [1, 7], reads_back)   # the context ends in 7: the first 7 goes, its subtree too
+    assert kept.tokens.tolist() == [8, 7] and kept.parents == [-1, 0] and unsent == 1
+    picked = Draft(draft.tokens, draft.q, parents=draft.parents, sampled=[False] * 5)
+    assert sendable(picked, [1, 7], reads_back)[1] == 0   # a cut that does not depend on a draw is exact
 
 
 @pytest.mark.parametrize("url", ["localhost:8000", "ftp://host", "http://", "http://host:port", ""])

@@ -13,7 +13,7 @@ from synthetic import synthetic_trace, synthetic_tree_trace
 from specviz import DecodeSettings, SpecvizError, Trace, generate, load_model, load_trace, trace_from_dict
 from specviz.drafters import DraftModelDrafter
 from specviz.study import Study, load_record
-from specviz.trace import DraftStep, text_segments
+from specviz.trace import VERSION, DraftStep, text_segments
 from specviz.tree import depths
 
 EXAMPLES = sorted((Path(__file__).resolve().parent.parent / "assets" / "examples").glob("*.json"))
@@ -91,7 +91,7 @@ def test_json_round_trip(trace, tmp_path):
     path = tmp_path / "trace.json"
     trace.save(path)
     data = json.loads(path.read_text())
-    assert data["format"] == "specviz-trace" and data["version"] == 6
+    assert data["format"] == "specviz-trace" and data["version"] == VERSION
     loaded = load_trace(path)
     assert loaded == trace
     assert loaded.summary() == trace.summary()

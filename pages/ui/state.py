@@ -181,9 +181,10 @@ def require_trace() -> Trace:
 
 
 def warn_approximate(current: Trace) -> None:
-    """Say so on every page that shows a trace whose lossless sampling knew p on the top-k only."""
-    if current.approximate is not None:
-        st.warning(f"Approximate: {approximate_note(current)}.")
+    """Say so on every page that shows a trace whose lossless sampling was not exact (`approximate_note`)."""
+    note = approximate_note(current)
+    if note is not None:
+        st.warning(f"Approximate: {note}.")
 
 
 def describe() -> str:

@@ -162,7 +162,7 @@ def _context(trace: Trace, index: int) -> LessonStep:
     committed = sum(len(b.emitted_ids) for b in before.iterations)
     prompt = trace.prompt if len(trace.prompt) <= PROMPT_CHARS else "…" + trace.prompt[-PROMPT_CHARS:]
     spans = "".join(token_span(piece, kind) for piece, kind in text_segments(before, include_rejected=False))
-    body = (f"<p>Iteration {index} of {len(trace.iterations)} (numbered from 0). Everything before it is committed: "
+    body = (f"<p>Iteration {index} (numbered 0 to {len(trace.iterations) - 1}). Everything before it is committed: "
             f"the prompt and the {count(committed, 'token')} of iterations before it.</p>"
             f'<div style="{CONTEXT_CSS}"><span style="color: #666666;">{html.escape(prompt)}</span>{spans}</div>'
             f"<p>Target <b>{html.escape(trace.target)}</b>, drafter <b>{html.escape(trace.drafter)}</b>; "

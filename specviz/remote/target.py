@@ -11,7 +11,9 @@ What the wire carries decides what is exact (engines return log-probabilities, k
 greedy verification needs the top-1 and is exact; Spec-Verification needs the top-β and is exact
 with k ≥ β; lossless sampling needs the whole p. With the whole p asked for (k = ALL) it is
 exact; otherwise p is known on the top-k only, the rest is renormalised away, and the mass left
-outside (`unknown`) goes into the trace, so the run says it is approximate.
+outside (`unknown`) goes into the trace, so the run says it is approximate. An engine that takes only
+text cannot be sent a draft its tokenizer would split otherwise (`sendable`); where such a draft was
+drawn from q, leaving it out depends on the draw, and that count (`unsent`) marks the run approximate too.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from functools import lru_cache
 
@@ -69,6 +72,7 @@ class RemoteTarget:
         self.network = 0.0       # seconds of those passes known to be spent on the network
         self.server_time: float | None = None   # the last pass's compute on the server, where reported
         self.unknown: float | None = None       # the last pass's largest mass of p outside what came back
+        self.unsent = 0          # the last draft's drawn nodes left out by `sendable` (with their subtrees)
 
     def start(self, prompt_ids: list[int]) -> list[int]:
         self.calls = self.requests = 0
@@ -106,27 +110,13 @@ class RemoteTarget:
         return out.to(self.device)
 
     def sendable(self, seq: list[int], draft: Draft) -> Draft:
-        """The draft an engine that takes only text can be sent: the nodes whose path from the context
-        reads back as the same ids once its text is tokenised again (a drafter may split text where
-        the tokenizer would not, "\n" "\n" for "\n\n"); a node that does not, and its subtree, go.
-        The cut depends only on the drafted tokens, so each kept node is still tested exactly."""
-        if not isinstance(self.engine, LlamaCppPython) or not len(draft.tokens):
+        """The draft this engine can be sent (`sendable`); the drawn nodes it cut are kept in `unsent`."""
+        if not isinstance(self.engine, LlamaCppPython):
+            self.unsent = 0
             return draft
-        tokens, ok, keep = draft.tokens.tolist(), {-1: True}, []
-        for node, parent in enumerate(draft.parents):
-            path, at = [], node
-            while at != -1:
-                path.append(tokens[at])
-                at = draft.parents[at]
-            ids = seq + path[::-1]
-            text = self.engine.decode(ids)
-            ok[node] = ok[parent] and self.tokenizer(text, add_special_tokens=False)["input_ids"] == ids
-            if ok[node]:
-                keep.append(node)
-        if len(keep) == len(tokens):
-            return draft
-        return Draft(draft.tokens[keep], draft.q[keep], draft.calls, draft.unsure, prune(draft.parents, keep),
-                     [draft.sampled[i] for i in keep])
+        draft, self.unsent = sendable(draft, seq, lambda ids: self.tokenizer(
+            self.engine.decode(ids), add_special_tokens=False)["input_ids"] == ids)
+        return draft
 
     def complete(self, prompt_ids: list[int], max_new_tokens: int) -> list[str]:
         """The server's own greedy continuation of the prompt (its generation, one request), as token
@@ -220,6 +210,33 @@ def check_url(url: str) -> str:
     except ValueError:
         raise SpecvizError(f"not a server URL: {url!r} (bad port)") from None
     return urllib.parse.urlunsplit((parts.scheme, parts.netloc, parts.path.rstrip("/").removesuffix("/v1"), "", ""))
+
+
+def sendable(draft: Draft, seq: list[int], reads_back: Callable[[list[int]], bool]) -> tuple[Draft, int]:
+    """The draft an engine that takes only text can be sent, and how many nodes drawn from q it cut.
+
+    Kept: the nodes whose ids, context and path included, read back as the same ids once their text is
+    tokenised again (`reads_back`; a drafter may split text where the tokenizer would not, "\n" "\n" for
+    "\n\n"); a node that does not, and its subtree, go. A node picked by rank is cut or kept whatever the
+    target would say, so the kept ones are still tested exactly. A node drawn from q is not: cutting it
+    where the draw fell on an unsendable token moves the output off p (with p = q = (½, ½) over {a, b}
+    and b unsendable, b comes out ¼ of the time), so such cuts are counted and the run says it is approximate.
+    """
+    tokens, ok, keep, unsent = draft.tokens.tolist(), {-1: True}, [], 0
+    for node, parent in enumerate(draft.parents):
+        path, at = [], node
+        while at != -1:
+            path.append(tokens[at])
+            at = draft.parents[at]
+        ok[node] = ok[parent] and reads_back(seq + path[::-1])
+        if ok[node]:
+            keep.append(node)
+        elif ok[parent] and draft.sampled[node]:
+            unsent += 1
+    if len(keep) == len(tokens):
+        return draft, 0
+    return Draft(draft.tokens[keep], draft.q[keep], draft.calls, draft.unsure, prune(draft.parents, keep),
+                 [draft.sampled[i] for i in keep]), unsent
 
 
 @lru_cache(maxsize=4)
