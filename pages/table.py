@@ -39,7 +39,7 @@ c1, c2, c3 = st.columns(3)
 c1.metric("drafts kept as recorded", recorded)
 c2.metric(f"drafts kept with β={beta}, τ={tau}", kept, delta=kept - recorded)
 c3.metric("Tok. (tokens / iteration)", f"{mean_tokens(verdicts):.2f}")
-st.html(charts.draft_verify_table(trace, passed=[v.passed for v in verdicts], limit=shown))
+st.html(charts.draft_verify_table(trace, paths=[v.path for v in verdicts], limit=shown))
 
 st.subheader("SpecDec Table 4 on one prompt: real runs over a β × τ grid")
 st.caption("Each cell: Tok. (tokens per iteration) / token match rate with the target's own greedy output / "

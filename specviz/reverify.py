@@ -5,7 +5,7 @@ log p(top-1) − log p(x̃ᵢ) ≤ τ; the first position that fails is the bifu
 drafted after it is discarded. The trace keeps p(x̃) and p's top-k (`record_top_k`, 10 by default),
 which is all the test needs: a token outside the recorded top-k ranks at least k, so β above k is
 judged as β = k. The verdicts are per iteration on the recorded drafts; a real run with the
-relaxed rule would continue from a different prefix (see `spec_grid` for that).
+relaxed rule would continue from a different prefix (`sweep.beta_tau_grid` runs that).
 The recorded p is the distribution the run verified with: temperature 1 for the greedy and spec
 rules (exactly eq. 8-9), the warped p for the sampling rule. Temperature T divides the logits, so
 log p_T(x) = z_x / T − log Z_T: ranks stay, and the T = 1 gap of eq. 9 is T times the recorded one,
@@ -25,10 +25,14 @@ from specviz.tree import walk
 class Reverified:
     index: int
     drafted: int
-    accepted: int            # drafts kept under (β, τ): the path of passing nodes from the root
-    passed: list[bool]       # each position's own test
+    path: list[int]          # drafts kept under (β, τ): from the root, at each node its best-ranked passing child
+    passed: list[bool]       # each node's own test
     recorded_accepted: int   # what the run itself accepted
     recorded_emitted: int    # the tokens the run itself emitted (fewer than accepted + 1 after an accepted EOS)
+
+    @property
+    def accepted(self) -> int:
+        return len(self.path)
 
     @property
     def tokens(self) -> int:
@@ -40,23 +44,29 @@ class Reverified:
         return self.accepted + 1
 
 
+def spec_rank(step: DraftStep) -> int:
+    """The draft's rank in the target's p after its parent, from the recorded top-k (k when outside it)."""
+    top = step.p_top
+    return len(top.ids) if top is None or step.token_id not in top.ids else top.ids.index(step.token_id)
+
+
 def spec_test(step: DraftStep, beta: int, tau: float, temperature: float = 1.0) -> bool:
     """Eq. 8 (rank < β) and eq. 9 (log-prob gap to the top-1 ≤ τ) on p recorded at `temperature`."""
-    top = step.p_top
-    if top is None or step.p <= 0:
+    if step.p_top is None or step.p <= 0:
         return False
-    rank = top.ids.index(step.token_id) if step.token_id in top.ids else len(top.ids)
-    gap = temperature * (math.log(top.probs[0]) - math.log(step.p))
-    return rank < beta and gap <= tau
+    gap = temperature * (math.log(step.p_top.probs[0]) - math.log(step.p))
+    return spec_rank(step) < beta and gap <= tau
 
 
 def reverify(trace: Trace, beta: int, tau: float) -> list[Reverified]:
+    """Each iteration's drafts under (β, τ); in a tree the path takes, among a node's passing children,
+    the one the target ranks best, as `verification.spec_verification` does."""
     temperature = 1.0 if trace.settings.greedy else trace.settings.temperature   # p's own (see above)
     out = []
     for it in trace.iterations:
         passed = [spec_test(step, beta, tau, temperature) for step in it.drafts]
-        out.append(Reverified(it.index, it.drafted, len(walk(passed, it.parents)[0]), passed, it.accepted,
-                              len(it.emitted_ids)))
+        path = walk(passed, it.parents, [spec_rank(step) for step in it.drafts])[0]
+        out.append(Reverified(it.index, it.drafted, path, passed, it.accepted, len(it.emitted_ids)))
     return out
 
 

@@ -178,7 +178,7 @@ def test_draft_verify_table_rows(trace):
     assert [c.state for c in iteration_cells(trace.iterations[2])] == ["kept", "kept", "bonus"]
     html = charts.draft_verify_table(trace)
     assert html.count("<th>Draft</th>") == 3 and "line-through" in html and "★" in html
-    relaxed = iteration_cells(trace.iterations[1], passed=[True, True, True])
+    relaxed = iteration_cells(trace.iterations[1], path=[0, 1, 2])
     assert [c.state for c in relaxed] == ["kept", "kept", "kept", "bonus"]
 
 
@@ -198,8 +198,8 @@ def test_nothing_follows_an_accepted_end_of_sequence(trace, after):
     drafts = [step(1, 3, 0.6, 0.5, 0.2, "accepted", top([3, 5], [0.6, 0.2])), eos]
     drafts += [step(3, 5, 0.3, 0.4, 0.5, verdict, top([5, 6], [0.4, 0.3])) for verdict in after]
     it = Iteration(3, len(drafts), 2, [3, 1], drafts=drafts)
-    for passed in (None, [True] * len(drafts)):
-        assert [c.state for c in iteration_cells(it, passed)] == ["kept", "kept"]
+    for path in (None, list(range(len(drafts)))):
+        assert [c.state for c in iteration_cells(it, path)] == ["kept", "kept"]
     trace.iterations.append(it)
     html = charts.draft_verify_table(trace, limit=None)
     last = html[html.index("it. 3"):]
@@ -218,6 +218,21 @@ def test_reverify_applies_beta_and_tau(trace):
     warm = replace(trace, settings=replace(trace.settings, temperature=0.5))   # p sampled at T = 0.5: eq. 9's
     assert reverify(warm, beta=2, tau=1.0)[1].passed[1]                      # T = 1 gap is 1.79 × 0.5 ≈ 0.9
     assert not reverify(trace, beta=2, tau=1.0)[1].passed[1]
+
+
+def test_reverify_takes_the_passing_child_the_target_ranks_best(trace):
+    """A tree whose root children t5 (p's second) and t3 (p's first) both pass at β = 2: Spec-Verification
+    takes t3, then its child t4, as the run's own rule did; the first child in drafting order would stop at t5."""
+    p_root = top([3, 5, 8], [0.5, 0.3, 0.1])
+    drafts = [replace(step(1, 5, 0.3, 0.6, 0.0, "rejected", p_root), parent=-1),
+              replace(step(1, 3, 0.5, 0.3, 0.0, "accepted", p_root), parent=-1),
+              replace(step(2, 4, 0.6, 0.5, 0.0, "accepted", top([4, 2], [0.6, 0.2])), parent=1)]
+    final = FinalToken("bonus", 2, "t2", "argmax p", top([2, 3], [0.8, 0.1]))
+    tree = replace(trace, settings=replace(trace.settings, temperature=0.0, beta=2, tau=10.0),
+                   iterations=[Iteration(0, 3, 2, [3, 4, 2], drafts=drafts, final=final)])
+    [verdict] = reverify(tree, beta=2, tau=10.0)
+    assert verdict.passed == [True, True, True] and verdict.path == [1, 2] and verdict.tokens == 3
+    assert [c.state for c in iteration_cells(tree.iterations[0], verdict.path)] == ["kept", "kept", "bonus"]
 
 
 def test_reverified_tokens_stop_where_the_run_accepted_an_eos(trace):

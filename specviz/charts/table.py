@@ -5,7 +5,7 @@ holds the verifier's own token; drafts and verifier tokens after it are discarde
 A token tree is shown along its accepted path: the bifurcation lists every child tried there, and
 a Branches row counts the children drafted at each depth of the path. A draft that came out of one
 drafter pass (a parallel drafter's block) is marked "one pass" on its Draft row.
-`passed` may override the recorded verdicts with a re-verification (see `specviz.reverify`):
+`paths` may override the recorded verdicts with a re-verification's (see `specviz.reverify`):
 the verifier's token at a new bifurcation is then the target's top-1 there (Spec-Verification).
 """
 
@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from specviz.charts.style import KINDS, show_token
 from specviz.trace import Iteration, Trace
-from specviz.tree import children, is_chain, walk
+from specviz.tree import children, is_chain
 
 
 @dataclass
@@ -27,14 +27,14 @@ class Cell:
     branches: int = 1         # drafted children of the node before this depth
 
 
-def iteration_cells(it: Iteration, passed: list[bool] | None = None) -> list[Cell]:
+def iteration_cells(it: Iteration, path: list[int] | None = None) -> list[Cell]:
     """Cells along the accepted path, then the bifurcation (every child tried there), the first
-    child's discarded continuation, or the bonus. `passed` = each node's own test under another
-    rule (see `specviz.reverify`): the path is then the walk through passing nodes; the recorded one by default.
+    child's discarded continuation, or the bonus. `path` = the nodes kept under another rule
+    (`specviz.reverify`); the recorded path by default.
     A run that ended on an accepted draft (end-of-sequence, or the token budget: the iteration has no final
     token) shows nothing after it: no bifurcation, no bonus."""
     recorded = [i for i, d in enumerate(it.drafts) if d.verdict == "accepted"]
-    path = recorded if passed is None else walk(passed, it.parents)[0]
+    path = recorded if path is None else path
     ended = it.final is None and bool(recorded) and recorded[-1] in path
     if ended:
         path = path[: path.index(recorded[-1]) + 1]
@@ -77,11 +77,11 @@ def _td(tokens: list[str] | str | None, state: str, row: str) -> str:
     return f'<td style="{css}">{" | ".join(html.escape(show_token(t)) for t in tokens)}{mark}</td>'
 
 
-def draft_verify_table(trace: Trace, passed: list[list[bool]] | None = None, limit: int | None = None) -> str:
+def draft_verify_table(trace: Trace, paths: list[list[int]] | None = None, limit: int | None = None) -> str:
     """The whole run as one HTML table (`limit` = first iterations only); a tree run also gets a
     Branches row: how many children were drafted at each depth of the path."""
     its = trace.iterations[:limit]
-    grid = [iteration_cells(it, None if passed is None else passed[it.index]) for it in its]
+    grid = [iteration_cells(it, None if paths is None else paths[it.index]) for it in its]
     width = max((len(cells) for cells in grid), default=1)
     trees = any(not is_chain(it.parents) for it in its)
     head = "".join(f"<th>{i}</th>" for i in range(1, width + 1))
