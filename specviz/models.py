@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import importlib.util
 import os
-import shutil
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -27,6 +25,7 @@ from transformers import (
 
 from specviz.device import pick_device, pick_dtype, steady_attention
 from specviz.errors import SpecvizError
+from specviz.files import save_whole_dir
 from specviz.grouped_attention import use_grouped_attention
 from specviz.learnt_costs import PassLog
 from specviz.packed_linear import can_pack, pack_linears
@@ -120,6 +119,13 @@ def embedded_gguf() -> Path:
     return Path(spec.submodule_search_locations[0]) / EMBEDDED_GGUF
 
 
+def save_model(folder: Path, model, tokenizer, generation_config) -> None:
+    """A model directory `from_pretrained` reads back: weights and config, tokenizer, generation config."""
+    model.save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+    generation_config.save_pretrained(folder)
+
+
 def embedded_dir() -> Path:
     """Directory of the converted embedded model, converting the GGUF file on first use."""
     target = cache_dir() / EMBEDDED_NAME
@@ -133,15 +139,7 @@ def embedded_dir() -> Path:
     config.pop("quantization_config", None)
     plain = AutoModelForCausalLM.from_config(type(quantized.config).from_dict(config))
     plain.load_state_dict(quantized.state_dict())
-    target.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(dir=target.parent, prefix=".convert-"))
-    plain.save_pretrained(staging)
-    tokenizer.save_pretrained(staging)
-    quantized.generation_config.save_pretrained(staging)
-    try:
-        staging.rename(target)
-    except OSError:  # another process finished first
-        shutil.rmtree(staging, ignore_errors=True)
+    save_whole_dir(target, lambda folder: save_model(folder, plain, tokenizer, quantized.generation_config))
     return target
 
 

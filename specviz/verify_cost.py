@@ -36,7 +36,6 @@ are of that order (a tree against a chain, 2-5%), so the sizes up to `DENSE`, wh
 from __future__ import annotations
 
 import json
-import os
 import re
 import statistics
 from dataclasses import asdict, dataclass, replace
@@ -46,6 +45,7 @@ import torch
 
 from specviz.contention import Contention
 from specviz.device import Clock
+from specviz.files import write_whole
 from specviz.kv_cache import CachedLM
 from specviz.models import LoadedModel, cache_dir
 
@@ -207,9 +207,7 @@ def keep(path: Path, record) -> None:
     at any moment (each app session reads the sizing as it starts) and may measure and write it at the same
     time, so a half-written file must never be visible under its name."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    staging = path.with_name(f".{path.name}.{os.getpid()}")
-    staging.write_text(json.dumps(asdict(record)))
-    staging.replace(path)
+    write_whole(path, lambda temporary: temporary.write_text(json.dumps(asdict(record))))
 
 
 @dataclass(frozen=True)

@@ -7,14 +7,13 @@ compare the two decoding loops, not to be a good drafter.
 
 from __future__ import annotations
 
-import shutil
-import tempfile
 from pathlib import Path
 
 from transformers import AutoModelForCausalLM
 
 from specviz.errors import SpecvizError
-from specviz.models import LoadedModel, cache_dir
+from specviz.files import save_whole_dir
+from specviz.models import LoadedModel, cache_dir, save_model
 
 
 def truncated_drafter_dir(target: LoadedModel, layers: int) -> Path:
@@ -28,14 +27,5 @@ def truncated_drafter_dir(target: LoadedModel, layers: int) -> Path:
     config.update(num_hidden_layers=layers, layer_types=None)
     small = AutoModelForCausalLM.from_config(type(target.model.config).from_dict(config))
     small.load_state_dict(target.model.state_dict(), strict=False)  # later layers are simply unused
-    # Saved beside it and renamed into place: another process that finds config.json finds the weights too.
-    path.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(dir=path.parent, prefix=".cut-"))
-    small.save_pretrained(staging)
-    target.tokenizer.save_pretrained(staging)
-    target.model.generation_config.save_pretrained(staging)
-    try:
-        staging.rename(path)
-    except OSError:  # another process finished first
-        shutil.rmtree(staging, ignore_errors=True)
+    save_whole_dir(path, lambda folder: save_model(folder, small, target.tokenizer, target.model.generation_config))
     return path
