@@ -50,9 +50,9 @@ class Divergence:
     flip: float | None            # in the target alone's computation, ℓ(its token) − ℓ(our token);
                                   # None when our token is not among its recorded top-k
 
-    def near_tie(self, bound: float = NEAR_TIE) -> bool:
-        """The parting is explained by rounding: our token was within `bound` logits of the best."""
-        return self.flip is not None and self.flip < bound
+    def near_tie(self) -> bool:
+        """The parting is explained by rounding: our token was within `NEAR_TIE` logits of the best."""
+        return self.flip is not None and self.flip < NEAR_TIE
 
 
 def parting(ours: list, reference: list) -> int | None:

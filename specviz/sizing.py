@@ -40,21 +40,24 @@ TREE = (3, 2, 4)   # depth, top-k and nodes of the trees a tree's drafter step i
                    # adaptive policy's trees on training-corpus prompts are
 
 
-def calibrate(target: LoadedModel, drafter: Drafter, tokens: int = 48) -> Acceptance:
+CALIBRATION_TOKENS = 48   # each calibration prompt's greedy answer (a tree's: half)
+
+
+def calibrate(target: LoadedModel, drafter: Drafter) -> Acceptance:
     """The drafter's acceptance by depth and rank, from greedy chains of the deepest searched depth on
     four short prompts of its own (chat, code, a copy-edit), and, where a drafter model runs, its step in a tree
     (`TREE`, half as many tokens), and a parallel drafter's block; cached beside the verify-cost curve."""
     path = acceptance_path(target, drafter)
     if path.is_file():
         return Acceptance(**json.loads(path.read_text()))
-    settings = DecodeSettings(gamma=max(tree_size.DEPTHS), temperature=0.0, max_new_tokens=tokens)
+    settings = DecodeSettings(gamma=max(tree_size.DEPTHS), temperature=0.0, max_new_tokens=CALIBRATION_TOKENS)
     generate(target, drafter, CALIBRATION[0], replace(settings, max_new_tokens=4), limits=NO_LIMITS)   # discarded:
     busy = Contention()   # the first calls' one-off costs (kernels, caches) are no part of a drafter step
     traces = [generate(target, drafter, prompt, settings, limits=NO_LIMITS) for prompt in CALIBRATION]
     acc, tree_step = tree_size.acceptance(traces), None
     if acc.draft_step:   # a drafter model: a tree's frontier goes through it in one batch, a dearer call
         gamma, branches, nodes = TREE
-        tree = replace(settings, gamma=gamma, branches=branches, nodes=nodes, max_new_tokens=tokens // 2)
+        tree = replace(settings, gamma=gamma, branches=branches, nodes=nodes, max_new_tokens=CALIBRATION_TOKENS // 2)
         tree_step = tree_size.drafter_step([generate(target, drafter, prompt, tree, limits=NO_LIMITS)
                                             for prompt in CALIBRATION])
     acc = replace(acc, others=busy.others(), situations=copy_acceptance(drafter, traces), tree_step=tree_step,
@@ -84,11 +87,12 @@ def copy_acceptance(drafter: Drafter, traces: list[Trace]) -> dict[str, list[lis
             for s, held in zip(seen, first)}
 
 
-def copy_counts(drafter: Drafter, answers: list[tuple[list[int], list[int]]],
-                depths: int = max(tree_size.DEPTHS)) -> tuple[dict[str, list[int]], dict[str, list[int]]]:
+def copy_counts(drafter: Drafter, answers: list[tuple[list[int], list[int]]]) -> tuple[dict[str, list[int]],
+                                                                                      dict[str, list[int]]]:
     """Hits and tries of the drafter's copy at each depth, per chain situation, at every position of each
     (prompt ids, answer ids): a depth is tried where the depths before it were right, and hit where its token
     is the answer's."""
+    depths = max(tree_size.DEPTHS)
     hits = {s: [0] * depths for s in drafter.chain_situations}
     tries = {s: [0] * depths for s in drafter.chain_situations}
     for prompt, answer in answers:

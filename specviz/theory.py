@@ -38,11 +38,6 @@ def expected_tokens(alpha: float, gamma: int) -> float:
     return (1.0 - alpha ** (gamma + 1)) / (1.0 - alpha)
 
 
-def expected_accepted_drafts(alpha: float, gamma: int) -> float:
-    """α(1 - α^γ)/(1 - α): accepted drafts alone, E - 1."""
-    return expected_tokens(alpha, gamma) - 1.0
-
-
 def drafted(gamma: int, block: int = 0) -> int:
     """Tokens an iteration drafts at draft length γ: γ, or min(γ, B) for a parallel drafter of block B."""
     return min(gamma, block) if block else gamma

@@ -77,14 +77,14 @@ def walk(ok: list[bool], parents: list[int], rank: list[int] | None = None) -> t
         path_.append(node)
 
 
-def ancestry(parents: list[int], device: torch.device | None = None) -> torch.Tensor:
+def ancestry(parents: list[int]) -> torch.Tensor:
     """[n, n] bool: entry (i, j) is True when node j is node i or one of its ancestors."""
     n = len(parents)
     seen = torch.eye(n, dtype=torch.bool)
     for i, parent in enumerate(parents):
         if parent >= 0:
             seen[i] |= seen[parent]
-    return seen.to(device)
+    return seen
 
 
 def visibility(parents: list[int], past: int, lead: int = 0) -> torch.Tensor:

@@ -187,12 +187,11 @@ def predict(acc: Acceptance, cost: VerifyCost, gamma: int, branches: int, nodes:
 
 
 def candidates(acc: Acceptance, cost: VerifyCost, depth: int = max(DEPTHS), branches: int = max(BRANCHES),
-               nodes: int = max(BUDGETS), chains: Acceptance | None = None) -> list[TreeSize]:
-    """Every size searched, up to the given depth, top-k and budget: chains of each depth (priced with
-    `chains` where given: a copy's chain runs no drafter step, see `specviz.adaptive`),
-    and trees of each depth, top-k and budget (`trees`)."""
+               nodes: int = max(BUDGETS)) -> list[TreeSize]:
+    """Every size searched, up to the given depth, top-k and budget: chains of each depth, and trees of each
+    depth, top-k and budget (`trees`)."""
     depths = reach(acc, depth)
-    return chain_sizes(chains or acc, cost, depths) + trees(acc, cost, depths, branches, nodes)
+    return chain_sizes(acc, cost, depths) + trees(acc, cost, depths, branches, nodes)
 
 
 def reach(acc: Acceptance, depth: int = max(DEPTHS)) -> list[int]:

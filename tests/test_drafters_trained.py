@@ -17,7 +17,6 @@ from specviz import DecodeSettings, generate, load_model, verification
 from specviz.decoder import Run
 from specviz.drafters import (
     FEATURE_KINDS,
-    PARALLEL_KINDS,
     STANDALONE_KINDS,
     TRAINED,
     build_drafter,
@@ -104,7 +103,7 @@ def test_trained_drafters_reproduce_target_greedy(embedded, drafters, references
         assert trace.generated_ids == references[prompt]
         accepted += sum(it.accepted for it in trace.iterations)
         unsure += [it for it in trace.iterations if it.unsure]
-        if kind in PARALLEL_KINDS:   # a whole block per drafter call, never more than the k heads / masks
+        if drafters[kind].block:   # a whole block per drafter call, never more than the k heads / masks
             assert all(it.draft_calls <= 1 and it.drafted <= 4 for it in trace.iterations)
     assert accepted > 0
     if confidence:  # the stop happened, and only where the drafter had drafted fewer than γ

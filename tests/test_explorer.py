@@ -18,7 +18,7 @@ ALPHAS = [0.0, 0.01, 0.3, 0.5, 0.8, 0.95, 0.99, 0.999, 1.0]
 COSTS = [0.0, 0.05, 0.3, 1.0]
 BLOCKS = [0, 1, 4]
 THEORY = {"E": lambda a, g, c, b: theory.expected_tokens(a, theory.drafted(g, b)),
-          "drafts": lambda a, g, c, b: theory.expected_accepted_drafts(a, theory.drafted(g, b)),
+          "drafts": lambda a, g, c, b: theory.expected_tokens(a, theory.drafted(g, b)) - 1,
           "S": theory.walltime_improvement}
 
 

@@ -12,7 +12,6 @@ def test_expected_tokens():
     assert theory.expected_tokens(0.8, 4) == pytest.approx(3.3616)
     assert theory.expected_tokens(1.0, 4) == 5.0
     assert theory.expected_tokens(0.0, 7) == 1.0
-    assert theory.expected_accepted_drafts(0.5, 2) == pytest.approx(0.75)  # 0.5 (1 - 0.25) / 0.5
 
 
 def test_walltime_improvement():

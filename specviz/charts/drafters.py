@@ -34,6 +34,7 @@ from specviz.trace import Summary
 SYMBOLS = ["circle", "square", "diamond", "triangle-up", "x", "cross", "star", "hexagon"]
 COLORS = [P_COLOR, ACCEPT_COLOR, Q_COLOR, RESIDUAL_COLOR, REJECT_COLOR, "#56B4E9", "#000000", NEUTRAL]  # Okabe-Ito
 DASHES = ["solid", "dash", "dot", "dashdot", "longdash", "longdashdot"]
+NEAR = (0.01, 0.02)   # (Δc, Δα̂) within which two drafters' points share one label
 FEW = 10   # a draft position tested by fewer iterations is drawn with an open marker
 
 
@@ -87,8 +88,8 @@ def drafters_chart(study: Study) -> go.Figure:
     return layout(fig, f"Drafters side by side at γ = {gamma}", height=520, uniformtext={"minsize": 12, "mode": "show"})
 
 
-def point_labels(names: list[str], summaries: list[Summary], near: tuple[float, float] = (0.01, 0.02)) -> list[str]:
-    """Each drafter's label in the α̂-against-c panel: drafters whose points lie within `near` (Δc, Δα̂) of
+def point_labels(names: list[str], summaries: list[Summary]) -> list[str]:
+    """Each drafter's label in the α̂-against-c panel: drafters whose points lie within `NEAR` (Δc, Δα̂) of
     the first of a group (the default and the EAGLE head alone where prompt lookup never fires) share one
     label, on that first one (drawn in grey), the others none, so no two names are printed over each other."""
     groups: list[tuple[float, float, list[int]]] = []
@@ -96,7 +97,7 @@ def point_labels(names: list[str], summaries: list[Summary], near: tuple[float, 
         if s.alpha is None:
             continue
         c = s.c or 0.0
-        group = next((g for g in groups if abs(g[0] - c) <= near[0] and abs(g[1] - s.alpha) <= near[1]), None)
+        group = next((g for g in groups if abs(g[0] - c) <= NEAR[0] and abs(g[1] - s.alpha) <= NEAR[1]), None)
         if group is None:
             groups.append((c, s.alpha, [i]))
         else:

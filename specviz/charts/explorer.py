@@ -21,6 +21,7 @@ MAX_GAMMA = 16
 MAX_BLOCK = 8   # the block slider's end: the shipped parallel drafters draft 4
 ALPHA_STEP = 0.02  # the plane's cell width
 WIDTH, HEIGHT = 270, 250
+START = (0.8, 0.05, 4)   # where the α, c and marked-γ sliders start
 STAR = ("M0,-1L0.235,-0.324L0.951,-0.309L0.38,0.124L0.588,0.809L0,0.4L-0.588,0.809L-0.38,0.124L-0.951,-0.309"
         "L-0.235,-0.324Z")
 GAMMA_TICKS = list(range(2, MAX_GAMMA + 1, 2))
@@ -166,8 +167,7 @@ def measured_frame(trace: Trace | None) -> pd.DataFrame | None:
                          for g in range(1, MAX_GAMMA + 1)])
 
 
-def theory_explorer(trace: Trace | None = None, alpha: float = 0.8, c: float = 0.05,
-                    gamma: int = 4) -> alt.VConcatChart:
+def theory_explorer(trace: Trace | None = None) -> alt.VConcatChart:
     """Leviathan et al.'s curves and the (α, γ) plane, moved by in-chart sliders; `trace` adds its α̂ and c, and
     starts the block slider at its drafter's block."""
     measured = measured_frame(trace)
@@ -177,6 +177,6 @@ def theory_explorer(trace: Trace | None = None, alpha: float = 0.8, c: float = 0
     if measured is not None:   # the diamonds' numbers, once: a label beside each would run out of the narrow plots
         title += f" + ';   ◆ {measured['label'][0]}'"
     return alt.vconcat(curves(measured), plane(measured), spacing=40,
-                       params=[p.param for p in explorer_params(alpha, c, gamma, block)],
+                       params=[p.param for p in explorer_params(*START, block)],
                        title=alt.TitleParams(alt.expr(title)), **vega_look(),
                        resolve=alt.Resolve(legend=alt.LegendResolveMap(color="independent")))

@@ -30,6 +30,6 @@ def colored_text(trace: Trace, show_rejected: bool = True) -> str:
     return f'<div class="specviz-text" style="{BOX}">{spans or "&nbsp;"}</div>'
 
 
-def legend(kinds: tuple[str, ...] = ("accepted", "rejected", "correction", "bonus", "target")) -> str:
-    items = " &nbsp; ".join(f"{token_span('token', kind)} {html.escape(KINDS[kind].label)}" for kind in kinds)
+def legend() -> str:
+    items = " &nbsp; ".join(f"{token_span('token', kind)} {html.escape(KINDS[kind].label)}" for kind in KINDS)
     return f'<div class="specviz-legend" style="font-size: 1.1rem; line-height: 2.2;">{items}</div>'

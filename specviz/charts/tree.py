@@ -140,10 +140,11 @@ def node_test(iteration: Iteration, node: int) -> str:
     return f"u = {d.u:.3f} {test} min(1, {name}(x) / q(x)) = {bound} → {d.verdict}{where}"
 
 
-def _top_line(top: TopK | None, n: int = 3) -> str:
+def _top_line(top: TopK | None) -> str:
+    """A distribution's three most likely tokens, for a hover."""
     if top is None:
         return ""
-    return ", ".join(f"'{show_token(t)}' {p:.2f}" for t, p in zip(top.tokens[:n], top.probs[:n]))
+    return ", ".join(f"'{show_token(t)}' {p:.2f}" for t, p in zip(top.tokens[:3], top.probs[:3]))
 
 
 def _node_hover(iteration: Iteration, node: int, label: str) -> str:

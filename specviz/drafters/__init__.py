@@ -26,7 +26,6 @@ COUNT_KINDS = tuple(ORDERS)   # count tables of the target's own answers (specvi
 TRAINED = {"eagle": ("eagle", "load_eagle", "head_name"), "tiny": ("tiny", "load_tiny", "lm_name"),
            "medusa": ("medusa", "load_medusa", "heads_name"),
            "specdrafter": ("specdrafter", "load_specdrafter", "specdrafter_name")}
-PARALLEL_KINDS = ("medusa", "specdrafter")   # draft a whole block in one pass
 FEATURE_KINDS = ("eagle", "medusa", "lookup+eagle")   # read the target's hidden states: no remote target
 
 
@@ -128,6 +127,6 @@ def build_drafter(kind: str, target: LoadedModel, model: str | None = None,
     raise SpecvizError(f"unknown drafter kind {kind!r}; choose one of {', '.join(DRAFTER_KINDS)}")
 
 
-__all__ = ["COUNT_KINDS", "DRAFTER_KINDS", "PARALLEL_KINDS", "STANDALONE_KINDS", "TRAINED", "Draft", "Drafter",
+__all__ = ["COUNT_KINDS", "DRAFTER_KINDS", "STANDALONE_KINDS", "TRAINED", "Draft", "Drafter",
            "DraftModelDrafter", "NgramDrafter", "build_drafter", "default_drafter", "drafter_name", "empty_draft",
            "load_trained", "weights_digest", "weights_file"]

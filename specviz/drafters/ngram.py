@@ -1,7 +1,7 @@
 """Prompt lookup: copy what followed earlier matches of the current suffix.
 
 The "copy" drafter of Leviathan et al. (and transformers' prompt_lookup_num_tokens): look for
-the last `max_ngram` .. `min_ngram` tokens earlier in prompt + generated text and propose the
+the last `max_ngram` .. 1 tokens earlier in prompt + generated text and propose the
 tokens that followed. The first (leftmost) match wins: it lies in the prompt whenever the prompt
 has one, and the prompt is the text being copied or edited. With `branches` k > 1 the
 continuations of the next matches become further branches, up to k distinct ones, merged into a
@@ -29,15 +29,14 @@ MAX_NGRAM = 8   # the longest suffix looked for: a longer match copies better, a
 
 
 class NgramDrafter(Drafter):
-    def __init__(self, vocab: int, device: torch.device, max_ngram: int | None = None, min_ngram: int = 1):
+    def __init__(self, vocab: int, device: torch.device, max_ngram: int | None = None):
         max_ngram = max_ngram or MAX_NGRAM
-        self.name = f"ngram (prompt lookup, n={min_ngram}..{max_ngram})"
+        self.name = f"ngram (prompt lookup, n=1..{max_ngram})"
         self.vocab = vocab
         self.device = device
         self.max_ngram = max_ngram
-        self.min_ngram = min_ngram
         self.prompt: list[int] = []
-        self.chain_situations = tuple(f"match {n}" for n in range(max(2, min_ngram), max_ngram + 1))
+        self.chain_situations = tuple(f"match {n}" for n in range(2, max_ngram + 1))
 
     def begin(self, prompt_ids: list[int]) -> None:
         self.prompt = list(prompt_ids)
@@ -68,27 +67,25 @@ class NgramDrafter(Drafter):
         """`matches` of prompt + generated, once per length of `generated` (asked by `situation`, then
         by `propose`)."""
         if self.found[0] != len(generated):
-            self.found = (len(generated), *matches(self.prompt + generated, self.max_ngram, self.min_ngram))
+            self.found = (len(generated), *matches(self.prompt + generated, self.max_ngram))
         return self.found[1], self.found[2]
 
 
-def matches(seq: list[int], max_ngram: int, min_ngram: int) -> tuple[int, list[int]]:
-    """The longest suffix (max_ngram .. min_ngram tokens) that occurs earlier, as its length n and the
+def matches(seq: list[int], max_ngram: int) -> tuple[int, list[int]]:
+    """The longest suffix (max_ngram .. 1 tokens) that occurs earlier, as its length n and the
     start of every earlier occurrence, leftmost first; (0, []) when none does.
 
     Every earlier copy of the last token ends a candidate; each grows backwards while it agrees with the
     suffix, all at once, so a call costs a few passes over the context whatever `max_ngram` is."""
     longest = min(max_ngram, len(seq) - 1)
     tokens = np.asarray(seq)
-    ends = np.flatnonzero(tokens[:-1] == tokens[-1]) if longest >= min_ngram else []
+    ends = np.flatnonzero(tokens[:-1] == tokens[-1]) if longest >= 1 else []
     if not len(ends):
         return 0, []
     length = np.ones(len(ends), dtype=np.int64)
     for k in range(1, longest):   # a candidate still k long extends when the token k before its end agrees
         length += (length == k) & (ends >= k) & (tokens[np.maximum(ends - k, 0)] == tokens[-1 - k])
     n = int(length.max())
-    if n < min_ngram:
-        return 0, []
     return n, (ends[length >= n] - n + 1).tolist()
 
 
