@@ -213,3 +213,13 @@ def test_long_labels_on_a_deep_chain_shrink_to_fit_their_depths_column():
     assert 11 <= size < LABEL_FONT and 0.6 * size * len("␣assistant") + 16 <= PLOT_WIDTH / 9.2
     it = synthetic_tree_trace().iterations[1]
     assert {a.font.size for a in token_tree(it).layout.annotations} == {label_font(tree_boxes(it))}
+
+
+def test_a_quote_in_a_token_is_drawn_as_a_quote(tree_trace):
+    """Plotly reads tags in its text but shows an entity such as &quot; as written."""
+    it = tree_trace.iterations[0]
+    it.drafts[0] = replace(it.drafts[0], token='"""<')
+    fig = charts.token_tree(it, "The")
+    assert '<s>"""&lt;</s> ✗' in [a.text for a in fig.layout.annotations]
+    (nodes,) = [t for t in fig.data if t.name == "nodes"]
+    assert "&quot;" not in "".join(nodes.hovertext)

@@ -140,6 +140,11 @@ def node_test(iteration: Iteration, node: int) -> str:
     return f"u = {d.u:.3f} {test} min(1, {name}(x) / q(x)) = {bound} → {d.verdict}{where}"
 
 
+def _escape(text: str) -> str:
+    """Text for Plotly, which reads <b> and <br> but shows entities such as &quot; as they are written."""
+    return html.escape(text, quote=False)
+
+
 def _top_line(top: TopK | None) -> str:
     """A distribution's three most likely tokens, for a hover."""
     if top is None:
@@ -150,13 +155,13 @@ def _top_line(top: TopK | None) -> str:
 def _node_hover(iteration: Iteration, node: int, label: str) -> str:
     d = iteration.drafts[node]
     ratio = f"   p/q = {r}" if (r := ratio_text(d)) else ""
-    lines = [f"<b>'{html.escape(show_token(d.token))}'</b>  node {label}, depth {d.position}",
+    lines = [f"<b>'{_escape(show_token(d.token))}'</b>  node {label}, depth {d.position}",
              f"p = {d.p:.3f}   q = {d.q:.3f}{ratio}",
-             html.escape(node_test(iteration, node)),
+             _escape(node_test(iteration, node)),
              f"rule: {rule_name(d.rule)}" + ("" if d.sampled else " · picked by rank, not sampled")]
     if d.residual_top is not None:
         lines.append(f"left after this rejection: mass {d.residual_mass or 0:.3f}; "
-                     f"{html.escape(_top_line(d.residual_top))}")
+                     f"{_escape(_top_line(d.residual_top))}")
     return "<br>".join(lines)
 
 
@@ -188,8 +193,8 @@ def tree_boxes(iteration: Iteration, root: str = "") -> list[Box]:
         key = len(iteration.drafts)
         how = "taken as" if final.sampled_from == "argmax p" else "drawn from"
         boxes[key] = Box(key, end, boxes[end].depth + 1, final.kind, show_token(final.token),
-                         f"<b>'{html.escape(show_token(final.token))}'</b>  {final.kind} token<br>{how} "
-                         f"{html.escape(source)}" + (f"<br>{html.escape(_top_line(final.top))}" if final.top else ""))
+                         f"<b>'{_escape(show_token(final.token))}'</b>  {final.kind} token<br>{how} "
+                         f"{_escape(source)}" + (f"<br>{_escape(_top_line(final.top))}" if final.top else ""))
         tree.setdefault(end, []).append(key)
     rows = iter(range(len(boxes)))
 
@@ -213,7 +218,7 @@ def label_font(boxes: list[Box]) -> int:
 def _box_note(box: Box, size: int = LABEL_FONT) -> dict:
     """The box drawn for a node: a plotly annotation at its place, styled by its kind (`BOXES`)."""
     style = BOXES[box.kind]
-    text = html.escape(box.text)
+    text = _escape(box.text)
     if style.strike:
         text = f"<s>{text}</s>"
     if style.bold:
