@@ -172,6 +172,8 @@ def test_bonus_distribution_marks_the_sampled_token(trace):
 
 
 def test_draft_verify_table_rows(trace):
+    assert [(c.state, c.verify) for c in iteration_cells(trace.iterations[0])] == [("target", "t1")]  # no draft
+    assert '<td style="">t1</td>' in charts.draft_verify_table(trace, limit=1)   # plain, no kept-draft green
     states = [c.state for c in iteration_cells(trace.iterations[1])]
     assert states == ["kept", "bifurcation", "discarded"]
     assert iteration_cells(trace.iterations[1])[1].verify == "t7"  # the correction

@@ -23,7 +23,7 @@ from specviz import theory
 from specviz.charts.inspector import acceptance_test, final_bars, pq_bars, residual_bars
 from specviz.charts.run_settings import draft_shape, picking
 from specviz.charts.speedup import speedup_chart
-from specviz.charts.style import count, show_token
+from specviz.charts.style import INK, count, show_token
 from specviz.charts.text import token_span
 from specviz.charts.tree import (
     ROOT,
@@ -42,7 +42,7 @@ from specviz.tree import children, is_chain
 LESSON_CSS = ("<style>.specviz-lesson p, .specviz-lesson li, .specviz-lesson td, .specviz-lesson th "
               "{ font-size: 1.6rem; line-height: 1.55; }</style>")
 QUESTION_CSS = ("margin-top: 1.2rem; padding: 0.6rem 1rem; border-left: 8px solid #0072B2; background: #eef5fb; "
-                "font-size: 1.6rem;")
+                f"color: {INK}; font-size: 1.6rem;")   # its own ink on its own background, under either theme
 CONTEXT_CSS = ("font-size: 1.5rem; line-height: 2; padding: 0.4rem 0.8rem; border: 2px solid #cccccc; "
                "white-space: pre-wrap; word-break: break-word; font-family: ui-monospace, monospace;")
 TABLE_CSS = "border-collapse: collapse; margin: 0.4rem 0;"

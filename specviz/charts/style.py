@@ -35,6 +35,8 @@ KINDS: dict[str, KindStyle] = {
     "target": KindStyle("target step (no draft)", "#333333", "transparent", "", "", ""),
 }
 
+INK = "#262730"   # text on a background of our own (a dark theme's light text would vanish on it)
+
 # Bars and lines.
 PHASES = {"draft": "#56B4E9", "verify": "#0072B2", "sample": "#E69F00"}
 P_COLOR = "#0072B2"        # target distribution p
@@ -143,11 +145,15 @@ def vega_look() -> dict:
     otherwise pad the bottom only, and a title's or axis label's overhang is cut)."""
     config = alt.Config(
         background="white", view=alt.ViewConfig(stroke=None),
-        axis=alt.AxisConfig(labelFontSize=FONT_SIZE - 2, titleFontSize=FONT_SIZE, titleFontWeight="normal"),
+        axis=alt.AxisConfig(labelFontSize=FONT_SIZE - 2, titleFontSize=FONT_SIZE, titleFontWeight="normal",
+                            labelColor=INK, titleColor=INK, gridColor="#dddddd", domainColor="#888888",
+                            tickColor="#888888"),
         legend=alt.LegendConfig(labelFontSize=FONT_SIZE - 2, titleFontSize=FONT_SIZE, orient="bottom",
-                                direction="horizontal", symbolSize=220, symbolStrokeWidth=2),
-        title=alt.TitleConfig(fontSize=FONT_SIZE + 4, anchor="start", fontWeight="normal", offset=12),
-        text=alt.MarkConfig(fontSize=FONT_SIZE - 2))
+                                direction="horizontal", symbolSize=220, symbolStrokeWidth=2, labelColor=INK,
+                                titleColor=INK),
+        title=alt.TitleConfig(fontSize=FONT_SIZE + 4, anchor="start", fontWeight="normal", offset=12, color=INK,
+                              subtitleColor=INK),
+        text=alt.MarkConfig(fontSize=FONT_SIZE - 2, color=INK))
     return {"autosize": alt.AutoSizeParams(type="pad", contains="padding"),
             "padding": {"left": 12, "top": 12, "right": 12, "bottom": 20}, "config": config}
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import html
 from dataclasses import dataclass
 
-from specviz.charts.style import KINDS, show_token
+from specviz.charts.style import INK, KINDS, show_token
 from specviz.trace import Iteration, Trace
 from specviz.tree import children, is_chain
 
@@ -23,7 +23,7 @@ from specviz.tree import children, is_chain
 class Cell:
     draft: list[str] | None   # drafted token(s) at this depth (several: siblings of a tree; None past the draft)
     verify: str | None        # verifier's token (None when the trace does not know it)
-    state: str                # "kept" | "bifurcation" | "discarded" | "bonus"
+    state: str                # "kept" | "bifurcation" | "discarded" | "bonus" | "target" (no draft)
     branches: int = 1         # drafted children of the node before this depth
 
 
@@ -46,7 +46,7 @@ def iteration_cells(it: Iteration, path: list[int] | None = None) -> list[Cell]:
     kids = tree.get(path[-1] if path else -1, [])
     if not kids:
         bonus = it.final.token if it.final is not None and not relaxed else None
-        return [*cells, Cell(None, bonus, "bonus" if it.drafts else "kept")]
+        return [*cells, Cell(None, bonus, "bonus" if it.drafts else "target")]
     top1 = it.drafts[kids[0]].p_top.tokens[0] if it.drafts[kids[0]].p_top else None
     own = top1 if relaxed or it.final is None else it.final.token
     cells.append(Cell([it.drafts[k].token for k in kids], own, "bifurcation", len(kids)))
@@ -59,11 +59,13 @@ def iteration_cells(it: Iteration, path: list[int] | None = None) -> list[Cell]:
 
 
 CELL_CSS = {
-    "kept": f"background: {KINDS['accepted'].background}; border-bottom: 3px solid #009E73;",
-    "bifurcation": "outline: 3px solid #D55E00; outline-offset: -3px; font-weight: 700; background: #fbe3d6;",
+    "kept": f"background: {KINDS['accepted'].background}; color: {INK}; border-bottom: 3px solid #009E73;",
+    "bifurcation": f"outline: 3px solid #D55E00; outline-offset: -3px; font-weight: 700; background: #fbe3d6; "
+                   f"color: {INK};",
     "discarded": "text-decoration: line-through 2px; color: #777777;",
     "bonus": "outline: 2px dashed #0072B2; outline-offset: -3px; font-weight: 700; "
-             f"background: {KINDS['bonus'].background};",
+             f"background: {KINDS['bonus'].background}; color: {INK};",
+    "target": "",   # the target's own step, no draft: plain, as on the other pages
 }
 
 
