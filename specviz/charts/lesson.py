@@ -405,7 +405,8 @@ def _speedup(trace: Trace) -> LessonStep:
               "c = 0: the drafter made no forward pass (e.g. prompt lookup), so drafting is taken as free")
     block, drafted = trace.block, theory.drafted(gamma, trace.block)
     e, speed = theory.expected_tokens(alpha, drafted), theory.walltime_improvement(alpha, gamma, c, block)
-    best = theory.optimal_gamma(alpha, c, block=block)
+    free = c == 0 and not block   # S = E: it grows with γ, and no γ is optimal
+    best = None if free else theory.optimal_gamma(alpha, c, block=block)
     e_text = (f"α̂ = 1, so E = {'min(γ, B)' if block else 'γ'} + 1 = {e:.2f}" if alpha == 1 else
               f"E = (1 − {alpha:.3f}<sup>{drafted + 1}</sup>) / (1 − {alpha:.3f}) = {e:.2f}")
     cost = (f"S = E / (c + 1) = {e:.2f} / ({c:.3f} + 1) = {speed:.2f}×: this drafter drafts its block of up to "
@@ -420,12 +421,18 @@ def _speedup(trace: Trace) -> LessonStep:
     body = (f"<p>Over the whole trace α̂ = {alpha:.3f} (accepted / tested draft positions) and {html.escape(c_text)}."
             f"</p><p>Expected tokens per iteration (Leviathan et al., eq. 1): {e_text}; measured "
             f"{summary.accepted_length:.2f}.</p>"
-            f"<p>Expected walltime improvement (Theorem 3.8): {cost}.</p><p>The optimal γ = {best} maximises S: "
-            f"{theory.walltime_improvement(alpha, best, c, block):.2f}× at α̂ = {alpha:.3f}, c = {c:.3f}.</p>"
+            f"<p>Expected walltime improvement (Theorem 3.8): {cost}.</p>"
+            + ("<p>With c = 0 every draft is free, so S = E only grows with γ, towards "
+               + ("no bound" if alpha == 1 else f"1 / (1 − α̂) = {1 / (1 - alpha):.2f}×")
+               + ": the formula has no optimal γ.</p>" if free else
+               f"<p>The optimal γ = {best} maximises S: {theory.walltime_improvement(alpha, best, c, block):.2f}× "
+               f"at α̂ = {alpha:.3f}, c = {c:.3f}.</p>") +
             "<p>The formula takes one target pass over γ + 1 tokens to cost what a pass over one token costs, true "
-            "on a GPU with room to spare. On a CPU a longer pass costs more, so the best γ measured there (the "
-            f"Speedup curves page sweeps it) sits below this one.</p>{tree}")
-    return LessonStep(title, body, question, speedup_chart(alpha, c, max_gamma=max(16, best), block=block))
+            "on a GPU with room to spare. On a CPU a longer pass costs more, so "
+            + ("the speedup measured there stops growing at some γ" if free else
+               "the best γ measured there sits below this one")
+            + f" (the Speedup curves page sweeps γ).</p>{tree}")
+    return LessonStep(title, body, question, speedup_chart(alpha, c, max_gamma=max(16, best or 0), block=block))
 
 
 def _why_this_length(trace: Trace, index: int) -> LessonStep:

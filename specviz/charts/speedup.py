@@ -79,10 +79,11 @@ def speedup_chart(alpha: float | None, c: float, max_gamma: int = 16,
                         line={"color": Q_COLOR, "width": 3}, row=1, col=1)
         fig.add_scatter(x=gammas, y=[theory.expected_tokens(alpha, theory.drafted(g, block)) for g in gammas],
                         mode="lines", showlegend=False, line={"color": Q_COLOR, "width": 3}, row=1, col=2)
-        best = theory.optimal_gamma(alpha, c, max_gamma, block)
-        fig.add_scatter(x=[best], y=[theory.walltime_improvement(alpha, best, c, block)], mode="markers",
-                        name=f"optimal γ = {best}", marker={"size": 22, "symbol": "star", "color": REJECT_COLOR},
-                        row=1, col=1)   # named in the legend: a label by the star would cover the measured bars
+        if c > 0 or block:   # with free drafting S grows with γ: no γ is optimal
+            best = theory.optimal_gamma(alpha, c, max_gamma, block)
+            fig.add_scatter(x=[best], y=[theory.walltime_improvement(alpha, best, c, block)], mode="markers",
+                            name=f"optimal γ = {best}", marker={"size": 22, "symbol": "star", "color": REJECT_COLOR},
+                            row=1, col=1)   # named in the legend: a label by the star would cover the measured bars
     for symbol, label in zip(BENCH_SYMBOLS, dict.fromkeys(b["label"] for b in benchmark or [])):
         mine = [b for b in benchmark if b["label"] == label]
         fig.add_scatter(x=[b["gamma"] for b in mine], y=[b["speedup"] for b in mine], mode="markers", name=label,
@@ -103,7 +104,7 @@ def speedup_chart(alpha: float | None, c: float, max_gamma: int = 16,
     most = max([y for t in fig.data if t.xaxis == "x2" for y in t.y if y is not None], default=0.0)
     if most > 1:   # runs that emitted tokens: drawn from 1, the target alone's one token an iteration
         fig.update_yaxes(range=[1, 1 + (most - 1) * 1.15 + 0.05], row=1, col=2)
-    fig.update_xaxes(title_text="γ (tokens drafted per iteration)", dtick=2)
+    fig.update_xaxes(title_text="γ (tokens drafted per iteration)", dtick=max(2, across[1] // 8))
     title = "γ sweep: measured points, analytic curves" if measured or benchmark else "S(γ) and E(γ) at α̂ and c"
     return layout(fig, title, height=540)
 
