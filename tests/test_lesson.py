@@ -49,6 +49,16 @@ def test_chain_rejection_shows_its_numbers():
     assert "did not record" in steps[FINAL].body  # this trace keeps no residual
 
 
+def test_a_small_p_is_not_shown_as_zero_and_a_chain_hears_of_no_siblings():
+    trace = synthetic_trace()
+    index = charts.default_iteration(trace)
+    first = _rejected_first(trace)
+    first.p, first.ratio = 0.000531, 0.000531 / first.q
+    steps = charts.lesson_steps(trace, index)
+    assert "0.00053" in steps[SCORE].body and "0.00053" in steps[TEST].body and "0.000<" not in steps[SCORE].body
+    assert "sibling" not in steps[SCORE].body
+
+
 def test_tree_rejections_residuals_and_correction():
     trace = synthetic_tree_trace()
     assert charts.default_iteration(trace) == 0

@@ -60,7 +60,8 @@ class LessonStep:
 
 
 def _n(x: float | None) -> str:
-    return "?" if x is None else f"{x:.3f}"
+    """Three decimals, or two significant digits below 0.01, so that a small p is not read as 0."""
+    return "?" if x is None else f"{x:.3f}" if x == 0 or abs(x) >= 0.01 else f"{x:.2g}"
 
 
 def _ms(seconds: float) -> str:
@@ -247,9 +248,11 @@ def _score(trace: Trace, index: int) -> LessonStep:
     rows = [[names[i], _tok(d.token), _n(d.q), _n(d.p)] + (["∞" if d.ratio is None else _n(d.ratio)] if ratios else [])
             for i, d in enumerate(it.drafts)]
     focus = _first_rejected(it) or it.drafts[(accepted_path(it) or [0])[-1]]
+    tree, picked = not is_chain(it.parents), not all(d.sampled for d in it.drafts)
+    cases = (["p′/q for a sibling tried after a rejected one"] * tree
+             + [("p′ alone for a node picked by rank" if tree else "p alone for a token picked, not drawn")] * picked)
     body += ("<p>p(token) is the target's probability after the node's parent; " +
-             ("p/q is the ratio the test used (p′/q for a sibling tried after a rejected one, p′ alone for a node "
-              "picked by rank).</p>" if ratios else f"the {rule_name(trace.settings.rule)} rule tests no ratio: it "
+             (f"p/q is the ratio the test used{' (' + '; '.join(cases) + ')' if cases else ''}.</p>" if ratios else f"the {rule_name(trace.settings.rule)} rule tests no ratio: it "
               "compares each draft with the target's top tokens, and q only shows how sure the drafter was.</p>"))
     return LessonStep(title, body + _table(["node", "token", "q(token)", "p(token)"] + ["p/q"] * ratios, rows),
                       "Why can the target check γ tokens in one pass, when it cannot write them in one?",
