@@ -1,9 +1,15 @@
-"""Argument types the commands share: counts refused by argparse in one line, before any model loads."""
+"""Arguments the commands share, refused in one line before any model loads: counts (argparse types) and
+comma-separated lists."""
 
 from __future__ import annotations
 
 import argparse
+import math
+import os
 from collections.abc import Callable
+from pathlib import Path
+
+from specviz.errors import SpecvizError
 
 
 def whole_number(low: int) -> Callable[[str], int]:
@@ -17,3 +23,32 @@ def whole_number(low: int) -> Callable[[str], int]:
 
 at_least_one = whole_number(1)     # steps, batch sizes, rounds, threads
 at_least_zero = whole_number(0)    # counts where 0 means none or off
+
+
+def output_file(text: str) -> str:
+    """An argparse type for a file a command writes when its work is done: checked before the work starts
+    (not a folder, its folder made and writable), so that no result is lost to a path that cannot take it."""
+    path = Path(text).expanduser()
+    if path.is_dir() or text.endswith(("/", os.sep)):
+        raise argparse.ArgumentTypeError(f"{text} is a folder: name a file in it")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise argparse.ArgumentTypeError(f"cannot make the folder {path.parent}: {error.strerror}") from None
+    if not os.access(path.parent, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
+        raise argparse.ArgumentTypeError(f"cannot write {text}: permission denied")
+    return text
+
+
+def number_list(text: str, flag: str, convert: Callable[[str], float] = int, low: float = 1,
+                empty: bool = False) -> list:
+    """A comma-separated list of numbers ≥ `low` (whole numbers with `convert` = int), refused in one line;
+    an empty list only where `empty` allows it."""
+    kind = "whole numbers" if convert is int else "numbers"
+    try:
+        values = [convert(v) for v in text.split(",") if v.strip()]
+    except ValueError:
+        raise SpecvizError(f"{flag} takes comma-separated {kind}, got {text!r}") from None
+    if (not values and not empty) or any(not math.isfinite(v) or v < low for v in values):
+        raise SpecvizError(f"{flag} takes comma-separated {kind} >= {low:g}, got {text!r}")
+    return values

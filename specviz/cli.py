@@ -6,12 +6,13 @@ Each subcommand lives in `COMMANDS` as (name, help, add_arguments, run).
 from __future__ import annotations
 
 import argparse
+import re
 import signal
 import sys
 from dataclasses import replace
 from pathlib import Path
 
-from specviz.arguments import at_least_one
+from specviz.arguments import at_least_one, output_file
 from specviz.bench.command import add_bench_arguments, run_bench
 from specviz.bench.gpu_check import add_gpu_check_arguments, run_gpu_check
 from specviz.bench.half_precision import add_half_precision_arguments, run_half_precision
@@ -31,16 +32,22 @@ STYLE = {  # ANSI styles; without colour the markers below still tell the kinds 
 LEGEND = {"accepted": "accepted draft", "rejected": "rejected draft (not in output)",
           "correction": "correction after a rejection", "bonus": "bonus token", "target": "target step"}
 MODEL_FREE_KINDS = ("ngram", "none")  # drafter kinds that take no --drafter-model
+# DecodeSettings' fields as the command line names them (its own messages name the fields).
+FLAGS = {field: "--" + field.replace("_", "-") for field in (
+    "gamma", "verify", "temperature", "top_k", "top_p", "beta", "tau", "seed", "max_new_tokens", "branches",
+    "nodes", "draft_confidence", "target_latency_ms", "target_url", "target_model", "target_logprobs",
+    "auto_size", "adaptive", "learn_costs")}
+FLAGS |= {"record_top_k": "--top-k-record", "target_timeout_s": "--target-timeout"}
 
 
 def add_generate_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("prompt", help="the user message (wrapped in the chat template when the model has one)")
     add_model_arguments(parser)
     add_decode_arguments(parser)
-    parser.add_argument("--trace", metavar="PATH", help="save the trace as JSON here")
+    parser.add_argument("--trace", metavar="PATH", type=output_file, help="save the trace as JSON here")
     parser.add_argument("--compare-baseline", action="store_true",
                         help="also run the target alone and report the speedup")
-    parser.add_argument("--study", metavar="PATH",
+    parser.add_argument("--study", metavar="PATH", type=output_file,
                         help="save the comparison with the target alone as a study here (implies --compare-baseline)")
     add_threads_argument(parser)
     add_print_arguments(parser)
@@ -88,7 +95,7 @@ def add_drafters_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def add_study_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--out", metavar="PATH", required=True, help="save the study (JSON) here")
+    parser.add_argument("--out", metavar="PATH", required=True, type=output_file, help="save the study (JSON) here")
     add_model_arguments(parser)
     add_decode_arguments(parser)
     add_threads_argument(parser)
@@ -178,8 +185,19 @@ def add_decode_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def settings_from_args(args: argparse.Namespace) -> DecodeSettings:
-    """The run's settings; with no --gamma, DecodeSettings' own until `run_generate` knows the pair."""
+    """The run's settings; with no --gamma, DecodeSettings' own until `run_generate` knows the pair. A
+    setting refused is named by its flag."""
     gamma = DecodeSettings.gamma if args.gamma is None else args.gamma
+    try:
+        return _settings(args, gamma)
+    except SpecvizError as error:
+        message = str(error)
+        for field, flag in sorted(FLAGS.items(), key=lambda item: -len(item[0])):
+            message = re.sub(rf"(?<![\w-]){field}\b", flag, message)
+        raise SpecvizError(message) from None
+
+
+def _settings(args: argparse.Namespace, gamma: int) -> DecodeSettings:
     return DecodeSettings(
         gamma=gamma, verify=args.verify, temperature=args.temperature, top_k=args.top_k,
         top_p=args.top_p, beta=args.beta, tau=args.tau, seed=args.seed,
@@ -210,8 +228,8 @@ def load_models(args: argparse.Namespace):
     from specviz.sizing import prepare, warnings
     from specviz.tree_size import measured_gamma
 
+    settings = settings_from_args(args)   # refused before any model loads
     target, drafter = load_pair(args)
-    settings = settings_from_args(args)
     if args.gamma is None:
         settings = replace(settings, gamma=measured_gamma(target, drafter) or settings.gamma)
     prepared = prepare(target, drafter, settings)
@@ -292,13 +310,20 @@ def run_generate(args: argparse.Namespace) -> None:
 
 
 def run_sweep(args: argparse.Namespace) -> None:
-    from specviz.study import load_study, repeats
+    from specviz.study import load_study, repeats, same_setup
     from specviz.sweep import gamma_sweep
 
+    refuse_ignored(args, "sweep runs chains at each of --gammas", "gamma", "branches", "nodes", "auto_size")
     if any(g < 1 for g in args.gammas):
         raise SpecvizError(f"--gammas must all be >= 1, got {args.gammas}")
     before = load_study(args.again) if args.again else None
+    if before is not None and before.kind != "gamma sweep":
+        raise SpecvizError(f"--again {args.again} holds a {before.kind} study, not a γ sweep")
     study = run_study(args, gamma_sweep, sorted(set(args.gammas)), adaptive=args.adaptive, repeats=args.repeats)
+    if before is not None and not same_setup(before, study):
+        raise SpecvizError(f"--again {args.again} measured another setup (its prompt, models, settings, device or "
+                           "threads differ from this sweep's), so its error bars say nothing about these points; "
+                           f"this sweep is saved to {args.out}")
     if before is not None:
         print_repeats(repeats(before, study), args.again)
 
@@ -306,6 +331,8 @@ def run_sweep(args: argparse.Namespace) -> None:
 def run_grid(args: argparse.Namespace) -> None:
     from specviz.sweep import beta_tau_grid
 
+    refuse_ignored(args, "grid runs the target's greedy output, then Spec-Verification over --betas × --taus on "
+                   "chains of --gamma", "verify", "beta", "tau", "branches", "nodes", "auto_size", "adaptive")
     if any(b < 1 for b in args.betas) or any(t < 0 for t in args.taus):
         raise SpecvizError(f"--betas must be >= 1 and --taus >= 0, got {args.betas} and {args.taus}")
     run_study(args, beta_tau_grid, sorted(set(args.betas)), sorted(set(args.taus)), repeats=args.repeats)
@@ -314,7 +341,19 @@ def run_grid(args: argparse.Namespace) -> None:
 def run_drafters(args: argparse.Namespace) -> None:
     from specviz.sweep import drafter_comparison
 
+    refuse_ignored(args, "drafters runs each of --kinds with its own weights, as chains of --gamma", "drafter",
+                   "drafter_model", "branches", "nodes", "auto_size", "adaptive")
     run_study(args, drafter_comparison, list(dict.fromkeys(args.kinds)), repeats=args.repeats)
+
+
+def refuse_ignored(args: argparse.Namespace, why: str, *names: str) -> None:
+    """A study command sets these options itself: one given is refused, before any model loads or is sized."""
+    d = DecodeSettings()
+    unset = {"gamma": None, "drafter": None, "drafter_model": None, "auto_size": False, "adaptive": False,
+             "verify": d.verify, "beta": d.beta, "tau": d.tau, "branches": d.branches, "nodes": d.nodes}
+    given = [FLAGS.get(name, "--" + name.replace("_", "-")) for name in names if getattr(args, name) != unset[name]]
+    if given:
+        raise SpecvizError(f"{why}: drop {', '.join(given)}")
 
 
 def run_study(args: argparse.Namespace, sweep, *values, **options):

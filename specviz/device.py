@@ -17,10 +17,21 @@ from specviz.errors import SpecvizError
 
 
 def pick_device(device: str | None = None) -> torch.device:
-    """CUDA when present, else the CPU; an explicit choice wins."""
-    if device:
-        return torch.device(device)
-    return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    """CUDA when present, else the CPU; an explicit choice wins where this machine has it."""
+    if not device:
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    try:
+        chosen = torch.device(device)
+    except RuntimeError:
+        raise SpecvizError(f"unknown device {device!r}: cpu, cuda or cuda:N") from None
+    if chosen.type == "cuda" and not torch.cuda.is_available():
+        raise SpecvizError(f"device {device!r} asked for, but this torch sees no CUDA device: use cpu")
+    if chosen.type == "cuda" and (chosen.index or 0) >= torch.cuda.device_count():
+        raise SpecvizError(f"device {device!r} asked for, but this machine has {torch.cuda.device_count()} "
+                           "CUDA device(s), numbered from 0")
+    if chosen.type not in ("cpu", "cuda"):
+        raise SpecvizError(f"device {device!r} is not supported: cpu, cuda or cuda:N")
+    return chosen
 
 
 def steady_attention(device: torch.device) -> None:

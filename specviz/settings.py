@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import asdict, dataclass
 
 from specviz.errors import SpecvizError
@@ -75,19 +76,22 @@ class DecodeSettings:
         checks = [
             (1 <= self.gamma <= MAX_GAMMA, f"gamma must be between 1 and {MAX_GAMMA}, got {self.gamma}"),
             (self.verify in VERIFY_RULES, f"verify must be one of {', '.join(VERIFY_RULES)}, got {self.verify!r}"),
-            (self.temperature >= 0, f"temperature must be >= 0, got {self.temperature}"),
+            (0 <= self.temperature < math.inf, f"temperature must be >= 0 and finite, got {self.temperature}"),
             (self.top_k >= 0, f"top_k must be >= 0 (0 = off), got {self.top_k}"),
             (0 < self.top_p <= 1, f"top_p must be in (0, 1], got {self.top_p}"),
             (self.beta >= 1, f"beta must be >= 1, got {self.beta}"),
             (self.tau >= 0, f"tau must be >= 0, got {self.tau}"),
             (self.max_new_tokens >= 1, f"max_new_tokens must be >= 1, got {self.max_new_tokens}"),
             (self.record_top_k >= 1, f"record_top_k must be >= 1, got {self.record_top_k}"),
-            (self.target_latency_ms >= 0, f"target_latency_ms must be >= 0, got {self.target_latency_ms}"),
+            (0 <= self.target_latency_ms < math.inf,
+             f"target_latency_ms must be >= 0 and finite, got {self.target_latency_ms}"),
+            (abs(self.seed) < 2**63, f"seed must lie between -2^63 and 2^63, got {self.seed}"),
             (0 <= self.draft_confidence < 1, f"draft_confidence must be in [0, 1), got {self.draft_confidence}"),
             (1 <= self.branches <= MAX_BRANCHES, f"branches must be between 1 and {MAX_BRANCHES}, got {self.branches}"),
             (0 <= self.nodes <= MAX_NODES, f"nodes must be between 0 (no budget) and {MAX_NODES}, got {self.nodes}"),
             (self.target_logprobs >= 0, f"target_logprobs must be >= 0 (0 = all), got {self.target_logprobs}"),
-            (self.target_timeout_s > 0, f"target_timeout_s must be > 0, got {self.target_timeout_s}"),
+            (0 < self.target_timeout_s < math.inf,
+             f"target_timeout_s must be > 0 and finite, got {self.target_timeout_s}"),
             (not self.target_model or self.target_url, "target_model names a served model: give target_url too"),
             (not (self.auto_size and self.target_url),
              "the auto size measures a local target's passes: size the tree by hand for a remote target"),

@@ -30,6 +30,7 @@ from math import comb
 from pathlib import Path
 
 from specviz.errors import SpecvizError
+from specviz.files import write_whole
 from specviz.settings import DecodeSettings
 from specviz.trace import Trace, read_json, trace_from_dict
 
@@ -146,7 +147,7 @@ class Study:
                 **({"stopped_by": self.stopped_by} if self.stopped_by else {})}
 
     def save(self, path: str | Path) -> None:
-        Path(path).write_text(json.dumps(self.to_dict()))
+        write_whole(Path(path), lambda temporary: temporary.write_text(json.dumps(self.to_dict())))
 
     def _row(self, name: str, varied: dict, trace: Trace, speedup: float | None) -> Row:
         s = trace.summary()

@@ -58,6 +58,7 @@ from pathlib import Path
 import pandas as pd
 
 from specviz.errors import SpecvizError
+from specviz.files import write_whole
 from specviz.settings import DecodeSettings
 from specviz.tree import depths
 
@@ -250,7 +251,7 @@ class Trace:
         return {"format": FORMAT, "version": VERSION, **data}
 
     def save(self, path: str | Path) -> None:
-        Path(path).write_text(json.dumps(self.to_dict()))
+        write_whole(Path(path), lambda temporary: temporary.write_text(json.dumps(self.to_dict())))
 
     def iterations_frame(self) -> pd.DataFrame:
         """One row per iteration, its phases' times in milliseconds."""

@@ -237,7 +237,7 @@ def test_a_benchmark_question_file_reads_as_a_prompt_set(tmp_path):
     assert prompts == [BenchPrompt("writing-81", "writing", "Compose a blog post."),
                        BenchPrompt("translation-481", "translation", "Translate German to English: Guten Tag")]
     questions.write_text('{"question_id": 1, "category": "qa"}\n')
-    with pytest.raises(SpecvizError, match="cannot read the prompt set .*question.jsonl: 'turns'"):
+    with pytest.raises(SpecvizError, match="cannot read the prompt set .*question.jsonl: a prompt has no 'turns'"):
         load_prompts(questions)
 
 

@@ -49,9 +49,21 @@ BAD = [
     (["generate", "", "--max-new-tokens", "2"], "prompt is empty"),
     (["generate", PROMPT, "--gamma", "0"], "gamma must be between 1 and 64"),
     (["generate", PROMPT, "--gamma", "65"], "gamma must be between 1 and 64"),
-    (["generate", PROMPT, "--max-new-tokens", "0"], "max_new_tokens must be >= 1"),
-    (["generate", PROMPT, "--top-p", "0"], "top_p must be in (0, 1]"),
-    (["generate", PROMPT, "--top-p", "1.5"], "top_p must be in (0, 1]"),
+    (["generate", PROMPT, "--max-new-tokens", "0"], "--max-new-tokens must be >= 1"),
+    (["generate", PROMPT, "--top-p", "0"], "--top-p must be in (0, 1]"),
+    (["generate", PROMPT, "--top-p", "1.5"], "--top-p must be in (0, 1]"),
+    (["generate", PROMPT, "--top-k-record", "0"], "--top-k-record must be >= 1"),
+    (["generate", PROMPT, "--learn-costs"], "--learn-costs prices an --adaptive run's drafts: set --adaptive too"),
+    (["generate", PROMPT, "--seed", "9" * 23], "--seed must lie between -2^63 and 2^63"),
+    (["generate", PROMPT, "--temperature", "inf"], "--temperature must be >= 0 and finite"),
+    (["generate", PROMPT, "--device", "bogus"], "unknown device 'bogus': cpu, cuda or cuda:N"),
+    (["sweep", PROMPT, "--gamma", "3", "--out", "never.json"], "sweep runs chains at each of --gammas: drop --gamma"),
+    (["grid", PROMPT, "--beta", "2", "--adaptive", "--out", "never.json"], "drop --beta, --adaptive"),
+    (["drafters", PROMPT, "--drafter", "ngram", "--out", "never.json"], "as chains of --gamma: drop --drafter"),
+    (["sweep", PROMPT, "--again", "assets/examples/beta-tau-grid.json", "--out", "never.json"],
+     "holds a grid study, not a γ sweep"),
+    (["bench", "--gammas", "a"], "--gammas takes comma-separated whole numbers, got 'a'"),
+    (["bench", "--draft-confidences", "x"], "--draft-confidences takes comma-separated numbers, got 'x'"),
     (["generate", PROMPT, "--temperature", "-1"], "temperature must be >= 0"),
     (["generate", PROMPT, "--target", "./no/such/dir"], "model directory not found"),
     (["generate", PROMPT, "--target", "no-such-org/no-such-model"], "cannot load model 'no-such-org/no-such-model'"),
@@ -67,6 +79,23 @@ def test_bad_input_gives_one_line_error(embedded, capsys, argv, message):
     assert main(argv) == 2
     last = capsys.readouterr().err.strip().splitlines()[-1]  # model loading may show progress bars above
     assert last.startswith("error: ") and message in last
+
+
+def test_an_output_path_that_cannot_take_the_result_is_refused_before_any_work(tmp_path, capsys):
+    for argv in (["generate", PROMPT, "--trace", str(tmp_path)], ["sweep", PROMPT, "--out", f"{tmp_path}/"]):
+        with pytest.raises(SystemExit) as stop:
+            main(argv)
+        assert stop.value.code == 2 and "is a folder: name a file in it" in capsys.readouterr().err
+    new = tmp_path / "new" / "sweep.json"   # a folder not there yet is made, so the result has a place
+    assert main(["sweep", PROMPT, "--gamma", "3", "--out", str(new)]) == 2 and new.parent.is_dir()
+
+
+def test_a_prompt_set_that_is_not_one_is_refused_in_one_line(tmp_path, capsys):
+    for text, message in [("[1, 2]", 'holds no "prompts" list'), ('{"prompts": [{"id": "a"}]}',
+                                                                   "a prompt has no 'category' field")]:
+        (tmp_path / "set.json").write_text(text)
+        assert main(["bench", "--prompts", str(tmp_path / "set.json"), "--out", str(tmp_path / "r.json")]) == 2
+        assert message in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("kind", ["tiny", "eagle", "lookup+eagle"])
@@ -101,8 +130,8 @@ def test_rounds_below_one_are_refused_before_anything_loads(capsys, command, rep
     assert f"argument --repeats: must be a whole number >= 1, got {repeats}" in capsys.readouterr().err
 
 
-DRAFTER_MODEL_COMMANDS = {"generate": [], "sweep": ["--out", "sweep.json"], "grid": ["--out", "grid.json"],
-                          "drafters": ["--out", "drafters.json"]}   # every command that takes --drafter-model
+DRAFTER_MODEL_COMMANDS = {"generate": [], "sweep": ["--out", "sweep.json"],
+                          "grid": ["--out", "grid.json"]}   # every command that takes --drafter-model
 MISCHOSEN = [(["--drafter", "ngram", "--drafter-model", "lm"], "--drafter ngram takes no --drafter-model (got lm)"),
              (["--drafter", "none", "--drafter-model", "lm"], "--drafter none takes no --drafter-model (got lm)"),
              (["--drafter-model", "head.safetensors"], "--drafter-model head.safetensors is a file, not a draft LM"),

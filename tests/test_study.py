@@ -203,7 +203,8 @@ def test_cli_sweep_and_grid_write_studies_show_reads_them(tiny_llama_dirs, tmp_p
     assert main(["show", str(grid)]) == 0
     assert "β = 1, τ = 2" in capsys.readouterr().out
     drafters = tmp_path / "drafters.json"
-    assert main(["drafters", "w1 w2 w3", "--kinds", "ngram", "--out", str(drafters), *models]) == 0
+    alone = ["--target", target, *models[models.index("--temperature"):]]   # each kind brings its own drafter
+    assert main(["drafters", "w1 w2 w3", "--kinds", "ngram", "--out", str(drafters), *alone]) == 0
     assert [v.varied for v in load_study(drafters).variants] == [{"drafter": "ngram"}]
     assert main(["sweep", "w1", "--gammas", "0", "--out", str(path), *models]) == 2
     assert "--gammas must all be >= 1" in capsys.readouterr().err

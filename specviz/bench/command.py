@@ -15,7 +15,7 @@ import torch
 import transformers
 
 from specviz import verify_cost
-from specviz.arguments import at_least_one, at_least_zero
+from specviz.arguments import at_least_one, at_least_zero, number_list, output_file
 from specviz.bench.markdown import to_markdown
 from specviz.bench.measure import measure
 from specviz.bench.memory import memory_source
@@ -91,8 +91,10 @@ def add_bench_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-pack", action="store_true",
                         help="on the CPU, keep torch's default linear layers (no oneDNN weight packing)")
     parser.add_argument("--no-chat", action="store_true", help="feed prompts as raw text, no chat template")
-    parser.add_argument("--out", default="benchmarks/latest.json", help="results JSON (default: %(default)s)")
-    parser.add_argument("--markdown", default="BENCHMARKS.md", help="results Markdown (default: %(default)s)")
+    parser.add_argument("--out", default="benchmarks/latest.json", type=output_file,
+                        help="results JSON (default: %(default)s)")
+    parser.add_argument("--markdown", default="BENCHMARKS.md", type=output_file,
+                        help="results Markdown (default: %(default)s)")
 
 
 def run_bench(args: argparse.Namespace) -> None:
@@ -102,8 +104,8 @@ def run_bench(args: argparse.Namespace) -> None:
     if args.repeats < 1 or args.warmup < 0 or args.threads < 1:
         raise SpecvizError("--repeats and --threads must be >= 1, --warmup >= 0")
     torch.set_num_threads(args.threads)
-    gammas = [int(g) for g in args.gammas.split(",") if g.strip()]
-    confidences = [float(c) for c in args.draft_confidences.split(",")]
+    gammas = number_list(args.gammas, "--gammas", empty=True)
+    confidences = number_list(args.draft_confidences, "--draft-confidences", float, low=0)
     trees = [t.strip() for t in args.trees.split(",") if t.strip()]
     kinds = [k for k in args.drafters.split(",") if k] if args.drafters else _default_kinds()
     if args.drafter_model and "model" not in kinds:

@@ -33,7 +33,7 @@ from statistics import median
 import torch
 from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
 
-from specviz.arguments import at_least_one
+from specviz.arguments import at_least_one, number_list, output_file
 from specviz.bench.command import command_line, machine
 from specviz.bench.markdown import num, ratio_range
 from specviz.bench.memory import memory_source, peak_mb, reset_peak
@@ -44,7 +44,6 @@ from specviz.decoder import generate
 from specviz.device import Clock, pick_device, pick_dtype, steady_attention
 from specviz.divergence import NEAR_TIE, first_divergence
 from specviz.drafters import DraftModelDrafter, build_drafter
-from specviz.errors import SpecvizError
 from specviz.models import LoadedModel, embedded_dir, load_model
 from specviz.packed_linear import can_pack, pack_linears
 from specviz.settings import DecodeSettings
@@ -115,8 +114,10 @@ def add_gpu_check_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--pair-repeats", type=at_least_one, default=3,
                         help="alternating rounds of the engine and transformers on the pair (default 3)")
     parser.add_argument("--threads", type=at_least_one, default=None, help="torch CPU threads (default: torch's)")
-    parser.add_argument("--out", default="benchmarks/gpu-check.json", help="report JSON (default: %(default)s)")
-    parser.add_argument("--markdown", default="benchmarks/gpu-check.md", help="report Markdown (default: %(default)s)")
+    parser.add_argument("--out", default="benchmarks/gpu-check.json", type=output_file,
+                        help="report JSON (default: %(default)s)")
+    parser.add_argument("--markdown", default="benchmarks/gpu-check.md", type=output_file,
+                        help="report Markdown (default: %(default)s)")
 
 
 def run_gpu_check(args: argparse.Namespace) -> None:
@@ -124,7 +125,7 @@ def run_gpu_check(args: argparse.Namespace) -> None:
         torch.set_num_threads(args.threads)
     device = pick_device(args.device)
     half = pick_dtype(device, args.half or ("bf16" if device.type == "cpu" else None))  # CUDA: bf16 if supported
-    gammas = _ints(args.gammas, "--gammas")
+    gammas = number_list(args.gammas, "--gammas")
     prompts = load_prompts(args.prompts, per_category=args.per_category)
     started = time.monotonic()
     rows = [row for dtype in (torch.float32, half)
@@ -328,13 +329,3 @@ def to_markdown(result: dict) -> str:
 def _mean(values: list) -> float | None:
     kept = [v for v in values if v is not None]
     return sum(kept) / len(kept) if kept else None
-
-
-def _ints(text: str, flag: str) -> list[int]:
-    try:
-        values = [int(v) for v in text.split(",") if v.strip()]
-    except ValueError:
-        raise SpecvizError(f"{flag} takes comma-separated whole numbers, got {text!r}") from None
-    if not values or min(values) < 1:
-        raise SpecvizError(f"{flag} takes whole numbers >= 1, got {text!r}")
-    return values

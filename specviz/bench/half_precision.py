@@ -25,7 +25,7 @@ from statistics import median
 
 import torch
 
-from specviz.arguments import at_least_one
+from specviz.arguments import at_least_one, output_file
 from specviz.bench.command import command_line, machine
 from specviz.bench.gpu_check import EqualityRow, embedded_rows
 from specviz.bench.markdown import num
@@ -49,8 +49,9 @@ def add_half_precision_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--repeats", type=at_least_one, default=3,
                         help="alternating rounds of the target alone and each row (default %(default)s)")
     parser.add_argument("--threads", type=at_least_one, default=1, help="torch CPU threads (default 1)")
-    parser.add_argument("--out", default="benchmarks/half-precision.json", help="report JSON (default %(default)s)")
-    parser.add_argument("--markdown", default="benchmarks/half-precision.md",
+    parser.add_argument("--out", default="benchmarks/half-precision.json", type=output_file,
+                        help="report JSON (default %(default)s)")
+    parser.add_argument("--markdown", default="benchmarks/half-precision.md", type=output_file,
                         help="report Markdown (default %(default)s)")
 
 

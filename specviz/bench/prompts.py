@@ -63,8 +63,13 @@ def _read(path: str) -> list[BenchPrompt]:
             rows = [json.loads(line) for line in Path(path).read_text().splitlines() if line.strip()]
             return [BenchPrompt(f"{r['category']}-{r['question_id']}", r["category"], r["turns"][0]) for r in rows]
         data = json.loads(Path(path).read_text())
+        if not isinstance(data, dict) or not isinstance(data.get("prompts"), list):
+            raise TypeError('it holds no "prompts" list (a JSON object whose "prompts" each have an id, a category '
+                            "and a text; or a .jsonl of questions)")
         if data.get("format") == "specviz-corpus-heldout":
             return [BenchPrompt(f"{p['kind']}-{p['key']}", p["kind"], p["messages"]) for p in data["prompts"]]
         return [BenchPrompt(p["id"], p["category"], p["text"]) for p in data["prompts"]]
-    except (OSError, ValueError, KeyError, TypeError) as error:
+    except KeyError as error:
+        raise SpecvizError(f"cannot read the prompt set {path}: a prompt has no {error} field") from error
+    except (OSError, ValueError, TypeError) as error:
         raise SpecvizError(f"cannot read the prompt set {path}: {error}") from error

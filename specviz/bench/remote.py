@@ -29,7 +29,7 @@ from pathlib import Path
 
 import torch
 
-from specviz.arguments import at_least_one
+from specviz.arguments import at_least_one, number_list, output_file
 from specviz.bench.command import command_line
 from specviz.bench.llama_server import MODEL, llama_server
 from specviz.bench.markdown import num
@@ -110,8 +110,9 @@ def add_remote_bench_arguments(parser: argparse.ArgumentParser) -> None:
                              "then often writes \"\\n\" \"\\n\", which a text-only engine cannot take back)")
     parser.add_argument("--threads", type=at_least_one, default=1,
                         help="torch threads here and the server's (default 1)")
-    parser.add_argument("--out", default="benchmarks/remote-target.json", help="results JSON (default: %(default)s)")
-    parser.add_argument("--markdown", default="benchmarks/remote-target.md",
+    parser.add_argument("--out", default="benchmarks/remote-target.json", type=output_file,
+                        help="results JSON (default: %(default)s)")
+    parser.add_argument("--markdown", default="benchmarks/remote-target.md", type=output_file,
                         help="results Markdown (default: %(default)s)")
 
 
@@ -122,12 +123,7 @@ def run_remote_bench(args: argparse.Namespace) -> None:
     if args.threads < 1 or args.max_new_tokens < 1:
         raise SpecvizError("--threads and --max-new-tokens must be >= 1")
     torch.set_num_threads(args.threads)
-    try:
-        latencies = [float(x) for x in args.latencies.split(",") if x.strip()]
-    except ValueError:
-        raise SpecvizError(f"--latencies takes comma-separated milliseconds, got {args.latencies!r}") from None
-    if not latencies or min(latencies) < 0:
-        raise SpecvizError(f"--latencies takes milliseconds >= 0, got {args.latencies!r}")
+    latencies = number_list(args.latencies, "--latencies", float, low=0)
     prompts = load_prompts(args.prompts, args.categories.split(",") if args.categories else None,
                            args.per_category)
     target = load_model()

@@ -251,9 +251,11 @@ def _score(trace: Trace, index: int) -> LessonStep:
     tree, picked = not is_chain(it.parents), not all(d.sampled for d in it.drafts)
     cases = (["p′/q for a sibling tried after a rejected one"] * tree
              + [("p′ alone for a node picked by rank" if tree else "p alone for a token picked, not drawn")] * picked)
+    which = f" ({'; '.join(cases)})" if cases else ""
     body += ("<p>p(token) is the target's probability after the node's parent; " +
-             (f"p/q is the ratio the test used{' (' + '; '.join(cases) + ')' if cases else ''}.</p>" if ratios else f"the {rule_name(trace.settings.rule)} rule tests no ratio: it "
-              "compares each draft with the target's top tokens, and q only shows how sure the drafter was.</p>"))
+             (f"p/q is the ratio the test used{which}.</p>" if ratios else f"the {rule_name(trace.settings.rule)} "
+              "rule tests no ratio: it compares each draft with the target's top tokens, and q only shows how sure "
+              "the drafter was.</p>"))
     return LessonStep(title, body + _table(["node", "token", "q(token)", "p(token)"] + ["p/q"] * ratios, rows),
                       "Why can the target check γ tokens in one pass, when it cannot write them in one?",
                       pq_bars(focus))

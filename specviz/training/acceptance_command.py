@@ -12,7 +12,7 @@ import shlex
 import sys
 from pathlib import Path
 
-from specviz.arguments import at_least_one
+from specviz.arguments import at_least_one, output_file
 
 
 def add_acceptance_arguments(parser: argparse.ArgumentParser) -> None:
@@ -33,7 +33,7 @@ def add_acceptance_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--gamma", type=at_least_one, default=4, help="draft length (default 4)")
     parser.add_argument("--max-new-tokens", type=at_least_one, default=48, help="new tokens per prompt (default 48)")
     parser.add_argument("--threads", type=at_least_one, default=None, help="CPU threads for torch")
-    parser.add_argument("--out", default=None, help="also save the rows as JSON here")
+    parser.add_argument("--out", default=None, type=output_file, help="also save the rows as JSON here")
 
 
 def run_acceptance(args: argparse.Namespace) -> None:

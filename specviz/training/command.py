@@ -15,7 +15,7 @@ import time
 from dataclasses import asdict, fields
 from pathlib import Path
 
-from specviz.arguments import at_least_one, at_least_zero
+from specviz.arguments import at_least_one, at_least_zero, output_file
 from specviz.training.config import KINDS, RESUMABLE, TrainConfig, run_key
 
 ZERO_MEANS_NONE = ("warmup", "draft_vocab", "sampled_answers", "train_prompts", "first_record")   # 0: none, or all
@@ -29,7 +29,8 @@ def add_train_arguments(parser: argparse.ArgumentParser) -> None:
                              "hidden state; specdrafter: SpecDec's mask-predict drafter (one pass per block)")
     parser.add_argument("--target", default=None, help="target model (default: the embedded SmolLM2-135M-Instruct)")
     parser.add_argument("--device", default=None, help="cuda, cpu ... (default: cuda when available)")
-    parser.add_argument("--out", default=None, help="weights file (default: the shipped assets/drafters/"
+    parser.add_argument("--out", default=None, type=output_file,
+                        help="weights file (default: the shipped assets/drafters/"
                         "<kind>-smollm2-135m.safetensors; a JSON card is written beside it)")
     for knob in (f for f in fields(TrainConfig) if "help" in f.metadata):   # the counts and rates (`config.knob`)
         default = getattr(d, knob.name)

@@ -14,7 +14,7 @@ import json
 import time
 from pathlib import Path
 
-from specviz.arguments import at_least_one
+from specviz.arguments import at_least_one, output_file
 from specviz.drafters.counts import ORDERS, SMOOTHING
 from specviz.training.config import TrainConfig
 
@@ -34,7 +34,8 @@ def add_count_arguments(parser: argparse.ArgumentParser) -> None:
                         help=f"add-k smoothing k, added to every token's count (default {SMOOTHING:g})")
     parser.add_argument("--target", default=None, help="target model (default: the embedded SmolLM2-135M-Instruct)")
     parser.add_argument("--device", default=None, help="cuda, cpu ... (default: cuda when available)")
-    parser.add_argument("--out", default=None, help="table file (default: the shipped assets/drafters/"
+    parser.add_argument("--out", default=None, type=output_file,
+                        help="table file (default: the shipped assets/drafters/"
                         "<kind>-smollm2-135m.safetensors; a JSON card is written beside it)")
     parser.add_argument("--max-new-tokens", type=at_least_one, default=d.max_new_tokens,
                         help=f"target answer length (default {d.max_new_tokens}, as train-drafter's, whose cached "
