@@ -27,7 +27,7 @@ from specviz.training.drafter_report import add_drafter_report_arguments, run_dr
 
 STYLE = {  # ANSI styles; without colour the markers below still tell the kinds apart
     "accepted": ("\033[32m", "", ""), "rejected": ("\033[2;9;31m", "~", "~"),
-    "correction": ("\033[1;4;31m", "[", "]"), "bonus": ("\033[1;34m", "{", "}"), "target": ("", "", ""),
+    "correction": ("\033[1;4;31m", "[", "]"), "bonus": ("\033[1;34m", "{", "}"), "target": ("", "<", ">"),
 }
 LEGEND = {"accepted": "accepted draft", "rejected": "rejected draft (not in output)",
           "correction": "correction after a rejection", "bonus": "bonus token", "target": "target step"}
@@ -151,14 +151,19 @@ def add_decode_arguments(parser: argparse.ArgumentParser) -> None:
                              "the run's own drafting time, not by the costs measured once (the shapes then follow "
                              "the machine's speed, so a seed no longer fixes a sampled run's text)")
     parser.add_argument("--verify", default=d.verify, choices=VERIFY_RULES,
-                        help="sampling: lossless rejection sampling; greedy: argmax match; spec: SpecDec beta/tau")
+                        help="sampling: lossless rejection sampling; greedy: argmax match; spec: SpecDec beta/tau "
+                             f"(default {d.verify})")
     parser.add_argument("--temperature", type=float, default=d.temperature, help="0 means greedy (default 1.0)")
     parser.add_argument("--top-k", type=int, default=d.top_k, help="keep the k most likely tokens, 0 = off")
     parser.add_argument("--top-p", type=float, default=d.top_p, help="nucleus mass in (0, 1] (default 1.0)")
-    parser.add_argument("--beta", type=int, default=d.beta, help="Spec-Verification: draft must be in the top-beta")
-    parser.add_argument("--tau", type=float, default=d.tau, help="Spec-Verification: max log-prob gap to the top-1")
-    parser.add_argument("--seed", type=int, default=d.seed, help="seed of the run's random generator")
-    parser.add_argument("--max-new-tokens", type=int, default=d.max_new_tokens, help="tokens to generate at most")
+    parser.add_argument("--beta", type=int, default=d.beta,
+                        help=f"Spec-Verification: draft must be in the top-beta (default {d.beta})")
+    parser.add_argument("--tau", type=float, default=d.tau,
+                        help=f"Spec-Verification: max log-prob gap to the top-1 (default {d.tau:g})")
+    parser.add_argument("--seed", type=int, default=d.seed,
+                        help=f"seed of the run's random generator (default {d.seed})")
+    parser.add_argument("--max-new-tokens", type=int, default=d.max_new_tokens,
+                        help=f"tokens to generate at most (default {d.max_new_tokens})")
     parser.add_argument("--top-k-record", type=int, default=d.record_top_k, dest="record_top_k",
                         help="top tokens of p, q and the residual kept in the trace (default 10)")
     parser.add_argument("--draft-confidence", type=float, default=d.draft_confidence,
@@ -375,9 +380,10 @@ def run_study(args: argparse.Namespace, sweep, *values, **options):
 
 
 def add_examples_arguments(parser: argparse.ArgumentParser) -> None:
-    from specviz.examples import FOLDER
+    from specviz.examples import FOLDER, PACK
 
-    parser.add_argument("names", nargs="*", help="the examples to run (default: all of them)")
+    parser.add_argument("names", nargs="*", metavar="NAME",
+                        help=f"the examples to run: {', '.join(e.name for e in PACK)} (default: all of them)")
     parser.add_argument("--out", default=str(FOLDER), help=f"folder for the files (default {FOLDER})")
     add_threads_argument(parser)
 
@@ -447,7 +453,9 @@ def add_show_arguments(parser: argparse.ArgumentParser) -> None:
 
 def add_print_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--show-rejected", action="store_true", help="print rejected drafts (struck through)")
-    parser.add_argument("--no-color", action="store_true", help="mark token kinds with brackets instead of colour")
+    parser.add_argument("--no-color", action="store_true",
+                        help="mark token kinds with brackets instead of colour: ~rejected~ [correction] {bonus} "
+                             "<target step>, accepted drafts bare")
 
 
 def run_show(args: argparse.Namespace) -> None:

@@ -24,6 +24,7 @@ from specviz.bench.prompts import DEFAULT_PROMPTS, load_prompts
 from specviz.bench.report import BenchResult, summarize
 from specviz.bench.truncated import truncated_drafter_dir
 from specviz.decoder_process import DecoderProcess, ModelSpec
+from specviz.drafters.ngram import MAX_NGRAM
 from specviz.errors import SpecvizError
 from specviz.packed_linear import PackedLinear
 from specviz.settings import DecodeSettings
@@ -179,8 +180,8 @@ def run_bench(args: argparse.Namespace) -> None:
                                                      sizing=prepared.sizing), prompts=subset))
             notes += [f"The adaptive {kind} runs' sizing: {warning}." for warning in warnings(prepared.sizing)]
     if "ngram" in kinds and not args.no_hf:
-        notes.append("Both n-gram drafters match up to 3-grams and copy after the first (leftmost) match, so they "
-                     "propose the same drafts.")
+        notes.append(f"transformers' prompt lookup matches up to 3-grams; the engine's follows the longest match up "
+                     f"to {MAX_NGRAM} tokens (a longer match copies better), so their drafts can differ.")
 
     try:
         runs = measure(methods, prompts, args.repeats, args.warmup, greedy=base.greedy)

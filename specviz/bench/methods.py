@@ -130,7 +130,8 @@ def hf_method(target: LoadedModel, kind: str, settings: DecodeSettings, chat: bo
     """transformers' `generate`: plain (kind "none"), prompt lookup ("ngram") or assisted ("model").
 
     The assistant drafts exactly γ tokens per iteration (constant schedule, no confidence
-    threshold) and prompt lookup matches up to 3-grams, as the engine's drafters do.
+    threshold), as the engine's drafter does; prompt lookup matches up to 3-grams, transformers' own
+    default, where the engine's follows the longest match up to `ngram.MAX_NGRAM` tokens.
     """
     clock = Clock(target.device)
     options = _sampling_options(settings)

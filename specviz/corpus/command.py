@@ -26,7 +26,10 @@ def add_corpus_arguments(parser: argparse.ArgumentParser) -> None:
     from specviz.corpus.store import CORPUS_DIR
 
     d = GrowSettings(answers=0)
-    parser.add_argument("action", choices=("grow", "heldout", "stats", "coverage"))
+    parser.add_argument("action", choices=("grow", "heldout", "stats", "coverage"),
+                        help="grow: answer new prompts and add them; heldout: write the held-out prompts; stats: what "
+                             "the corpus holds, kind by kind; coverage: the draft vocabulary's share of the held-out "
+                             "greedy tokens")
     parser.add_argument("--answers", type=int, default=256, help="grow: new prompts to answer (default 256)")
     parser.add_argument("--max-new-tokens", type=int, default=d.max_new_tokens,
                         help=f"grow: longest answer (default {d.max_new_tokens})")

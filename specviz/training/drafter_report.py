@@ -41,11 +41,14 @@ def add_drafter_report_arguments(parser: argparse.ArgumentParser) -> None:
                         help=f"EAGLE head weight files, each with its JSON card beside it (default: {SHIPPED_HEAD})")
     parser.add_argument("--per-kind", type=at_least_one, default=ReportSettings.per_kind,
                         help=f"held-out prompts of each kind (default {ReportSettings.per_kind})")
-    parser.add_argument("--max-new-tokens", type=at_least_one, default=ReportSettings.max_new_tokens)
-    parser.add_argument("--gamma", type=at_least_one, default=ReportSettings.gamma, help="the chain's draft length")
+    parser.add_argument("--max-new-tokens", type=at_least_one, default=ReportSettings.max_new_tokens,
+                        help="tokens each held-out prompt's run generates (default %(default)s)")
+    parser.add_argument("--gamma", type=at_least_one, default=ReportSettings.gamma,
+                        help="the chain's draft length (default %(default)s)")
     parser.add_argument("--tree", default="x".join(map(str, ReportSettings.tree)),
                         help="the token tree as DEPTHxTOPKxNODES (default %(default)s)")
-    parser.add_argument("--temperatures", nargs="+", type=float, default=list(ReportSettings.temperatures))
+    parser.add_argument("--temperatures", nargs="+", type=float, default=list(ReportSettings.temperatures),
+                        help="the temperatures measured, 0 for greedy (default %(default)s)")
     parser.add_argument("--threads", type=at_least_one, default=1, help="CPU threads for torch (default 1)")
     parser.add_argument("--reuse", default=None, metavar="REPORT",
                         help="an earlier report's JSON of the same target and settings: its heads are kept as "
