@@ -25,6 +25,18 @@ at_least_one = whole_number(1)     # steps, batch sizes, rounds, threads
 at_least_zero = whole_number(0)    # counts where 0 means none or off
 
 
+def drafter_kinds(text: str, flag: str = "--drafters") -> list[str]:
+    """A comma-separated list of drafter kinds (`specviz.drafters.DRAFTER_KINDS`), refused in one line."""
+    from specviz.drafters import DRAFTER_KINDS
+
+    kinds = [k.strip() for k in text.split(",") if k.strip()]
+    unknown = [k for k in kinds if k not in DRAFTER_KINDS]
+    if unknown or not kinds:
+        raise SpecvizError(f"{flag} takes drafter kinds separated by commas ({', '.join(DRAFTER_KINDS)}), got "
+                           f"{text!r}")
+    return kinds
+
+
 def output_file(text: str) -> str:
     """An argparse type for a file a command writes when its work is done: checked before the work starts
     (not a folder, its folder made and writable), so that no result is lost to a path that cannot take it."""

@@ -15,7 +15,7 @@ import torch
 import transformers
 
 from specviz import verify_cost
-from specviz.arguments import at_least_one, at_least_zero, number_list, output_file
+from specviz.arguments import at_least_one, at_least_zero, drafter_kinds, number_list, output_file
 from specviz.bench.markdown import to_markdown
 from specviz.bench.measure import measure
 from specviz.bench.memory import memory_source
@@ -108,7 +108,7 @@ def run_bench(args: argparse.Namespace) -> None:
     gammas = number_list(args.gammas, "--gammas", empty=True)
     confidences = number_list(args.draft_confidences, "--draft-confidences", float, low=0)
     trees = [t.strip() for t in args.trees.split(",") if t.strip()]
-    kinds = [k for k in args.drafters.split(",") if k] if args.drafters else _default_kinds()
+    kinds = drafter_kinds(args.drafters) if args.drafters else _default_kinds()
     if args.drafter_model and "model" not in kinds:
         raise SpecvizError("--drafter-model is the 'model' drafter's draft LM: add model to --drafters")
     categories = args.categories.split(",") if args.categories else None

@@ -33,7 +33,7 @@ from statistics import median
 import torch
 from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
 
-from specviz.arguments import at_least_one, number_list, output_file
+from specviz.arguments import at_least_one, drafter_kinds, number_list, output_file
 from specviz.bench.command import command_line, machine
 from specviz.bench.markdown import num, ratio_range
 from specviz.bench.memory import memory_source, peak_mb, reset_peak
@@ -125,11 +125,11 @@ def run_gpu_check(args: argparse.Namespace) -> None:
         torch.set_num_threads(args.threads)
     device = pick_device(args.device)
     half = pick_dtype(device, args.half or ("bf16" if device.type == "cpu" else None))  # CUDA: bf16 if supported
-    gammas = number_list(args.gammas, "--gammas")
+    gammas, kinds = number_list(args.gammas, "--gammas"), drafter_kinds(args.drafters)
     prompts = load_prompts(args.prompts, per_category=args.per_category)
     started = time.monotonic()
     rows = [row for dtype in (torch.float32, half)
-            for row in embedded_rows(device, dtype, args.drafters.split(","), [(g, 1, 0) for g in gammas], prompts,
+            for row in embedded_rows(device, dtype, kinds, [(g, 1, 0) for g in gammas], prompts,
                                      args.max_new_tokens, args.repeats)]
     pair = pair_report(device, half if device.type == "cuda" else torch.float32, args.pair, prompts[:2],
                        args.pair_tokens, args.pair_gamma, args.pair_repeats)

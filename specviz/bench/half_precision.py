@@ -25,7 +25,7 @@ from statistics import median
 
 import torch
 
-from specviz.arguments import at_least_one, output_file
+from specviz.arguments import at_least_one, drafter_kinds, output_file
 from specviz.bench.command import command_line, machine
 from specviz.bench.gpu_check import EqualityRow, embedded_rows
 from specviz.bench.markdown import num
@@ -69,9 +69,10 @@ def run_half_precision(args: argparse.Namespace) -> None:
     shapes = parse_shapes(args.shapes)
     torch.set_num_threads(args.threads)
     device = pick_device("cpu")
+    kinds = drafter_kinds(args.drafters)
     prompts = load_prompts(args.prompts, per_category=args.per_category or None)
     started = time.monotonic()
-    rows = {str(dtype).removeprefix("torch."): embedded_rows(device, dtype, args.drafters.split(","), shapes, prompts,
+    rows = {str(dtype).removeprefix("torch."): embedded_rows(device, dtype, kinds, shapes, prompts,
                                                              args.max_new_tokens, args.repeats)
             for dtype in DTYPES}
     result = {"date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import shlex
 import sys
 import time
@@ -146,6 +147,12 @@ def check_arguments(args: argparse.Namespace) -> None:
     if len(layers) > 1 and not (args.ttt and args.corpus):
         raise SpecvizError("a head of several feature layers learns from the corpus with training-time test: "
                            "add --corpus --ttt")
+    for flag, value, positive in (("--lr", args.lr, True), ("--ce-weight", args.ce_weight, False),
+                                  ("--reg-weight", args.reg_weight, False), ("--noise", args.noise, False)):
+        if not math.isfinite(value) or value < 0 or (positive and value == 0):
+            raise SpecvizError(f"{flag} must be {'> 0' if positive else '>= 0'} and finite, got {value}")
+    if args.init and not Path(args.init).expanduser().is_file():
+        raise SpecvizError(f"--init {args.init}: no such weights file")
     if args.target and not args.out:
         raise SpecvizError("--target trains a drafter for another model: name its weights file with --out "
                            "(the default is the embedded target's shipped drafter)")
