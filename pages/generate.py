@@ -16,7 +16,7 @@ from specviz.study import Study, Variant
 controls.sidebar()  # drawn by each page, so a page opened on its own still has it
 st.title("Generate")
 st.html(charts.legend())
-left, middle, right = st.columns([1, 1, 3])
+left, middle, right = st.columns([1.3, 1, 3])
 # `running` is set by the click itself, before the script reruns: a Stop that arrives while the page is still
 # being drawn, before the run below has begun (`finished` still None), finds it set too. A Stop reruns the page at
 # once, while the stopped run ends its current iteration in its own thread: `finished` says when it has, and

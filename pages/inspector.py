@@ -25,7 +25,7 @@ def jump() -> None:
     st.session_state.inspect_index = st.session_state.inspect_slider
 
 
-prev, nxt, where = st.columns([1.4, 1.2, 6])
+prev, nxt, where = st.columns([1, 1, 3])
 prev.button("◀ Prev", on_click=step, args=(-1,), disabled=st.session_state.inspect_index == 0, key="prev")
 nxt.button("Next ▶", on_click=step, args=(1,), disabled=st.session_state.inspect_index == last, key="next")
 if last > 0:

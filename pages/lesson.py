@@ -33,11 +33,25 @@ st.caption(charts.default_note(trace))
 
 steps = charts.lesson_steps(trace, st.session_state.lesson_index)
 at = min(st.session_state.lesson_step, len(steps) - 1)
-prev, nxt, _ = st.columns([1.2, 1.2, 6])
-prev.button("◀ Prev", on_click=turn, args=(-1,), disabled=at == 0, key="lesson_prev")
-nxt.button("Next ▶", on_click=turn, args=(1,), disabled=at == len(steps) - 1, key="lesson_next")
+
+
+def buttons(end: str = "") -> None:
+    """Prev and Next, above the step (a presenter's clicker sends PageUp / PageDown) and again below it."""
+    with st.container(horizontal=True):
+        st.button("◀ Prev", on_click=turn, args=(-1,), disabled=at == 0, key=f"lesson_prev{end}",
+                  shortcut=None if end else "PageUp")
+        st.button("Next ▶", on_click=turn, args=(1,), disabled=at == len(steps) - 1, key=f"lesson_next{end}",
+                  shortcut=None if end else "PageDown")
+        if not end and st.button(f"Open iteration {st.session_state.lesson_index} in the inspector",
+                                 key="lesson_inspect", type="tertiary"):
+            st.session_state.inspect_index = st.session_state.lesson_index
+            st.switch_page("pages/inspector.py")
+
+
+buttons()
 step = steps[at]
 st.header(f"Step {at + 1} of {len(steps)}: {step.title}")
 st.html(charts.lesson_html(step))
 if step.figure is not None:
     st.plotly_chart(step.figure, key=f"lesson_figure_{at}")
+buttons("_end")

@@ -202,6 +202,18 @@ def test_page_walks_through_the_steps(app):
         assert not app.exception
     assert _title(app) == titles[0] and app.button(key="lesson_prev").disabled
     assert any("Question for the class" in h.proto.body for h in app.get("html"))
+    app.button(key="lesson_next_end").click().run()   # the same buttons under the step, for the end of a screen
+    assert _title(app) == titles[1] and not app.button(key="lesson_prev_end").disabled
+
+
+def test_the_lessons_iteration_opens_in_the_inspector(app):
+    app.session_state["trace"] = make_trace()
+    app.session_state["shown"] = "live"  # the app opened on an example
+    app.switch_page("pages/lesson.py").run()
+    index = app.selectbox(key="lesson_pick").value
+    app.button(key="lesson_inspect").click().run()
+    assert not app.exception and app.session_state["inspect_index"] == index
+    assert app.subheader[0].value.startswith(f"Iteration {index}:")   # the inspector's page
 
 
 def test_page_starts_at_the_instructive_iteration_and_a_new_one_restarts(app):

@@ -57,6 +57,11 @@ def layout(fig: go.Figure, title: str, height: int = 420, **kwargs) -> go.Figure
         font={"size": FONT_SIZE}, margin=margin,
         legend={"orientation": "h", "yanchor": "top", "y": -0.22, "xanchor": "left", "x": 0},
         **kwargs)
+    # Streamlit's chart theme sizes ticks and legends itself (13.5 px on a projector): ours, unless a chart set its own.
+    for axis in [*fig.select_xaxes(), *fig.select_yaxes()]:
+        axis.tickfont.size = axis.tickfont.size or FONT_SIZE - 2
+        axis.title.font.size = axis.title.font.size or FONT_SIZE
+    fig.layout.legend.font.size = fig.layout.legend.font.size or FONT_SIZE - 2
     return fig
 
 
