@@ -81,7 +81,7 @@ class Run:
                            target=target.name, drafter=drafter.name if drafter else "none (baseline)",
                            settings=settings, device=str(target.device),
                            dtype=str(target.dtype).removeprefix("torch."), threads=torch.get_num_threads(),
-                           block=drafter.block if drafter else 0)
+                           block=drafter.block if drafter else 0, context=target.tokenizer.decode(prompt_ids))
 
     def __iter__(self) -> Iterator[Iteration]:
         s, trace = self.settings, self.trace

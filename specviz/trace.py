@@ -9,7 +9,8 @@ Schema (version 7), top level:
   limit; null when it ran to EOS or max_new_tokens or was stopped by its user; optional, added in version 2),
   block (positions the drafter drafts in one pass: a parallel drafter's block, 0 for one a pass, which
   the analytic curves price as one drafter step; added in version 6, a file without it loads with the
-  deepest draft one drafter pass made, 0 if none).
+  deepest draft one drafter pass made, 0 if none), context (prompt_ids as text: the prompt as the target
+  read it, its chat template and system prompt included; added in version 7, a file without it loads with "").
 Iteration: index, drafted, accepted, emitted_ids, drafts [DraftStep], final FinalToken | null,
   draft_time, verify_time, sample_time, draft_calls (seconds; drafter forward passes), unsure
   (the drafter stopped before γ: its most likely token fell below settings.draft_confidence),
@@ -200,6 +201,7 @@ class Trace:
     waited: float = 0.0
     stopped_by: str | None = None
     block: int = 0   # positions the drafter drafts in one pass (a parallel drafter, `Drafter.block`); 0: one a pass
+    context: str = ""   # prompt_ids as text: the prompt as the target read it, its chat template included
 
     @property
     def approximate(self) -> float | None:
@@ -301,7 +303,8 @@ def trace_from_dict(data: dict) -> Trace:
             generated_ids=list(data["generated_ids"]), text=data["text"],
             wall_time=float(data["wall_time"]), threads=int(data.get("threads", 0)),
             waited=float(data.get("waited", 0.0)), stopped_by=data.get("stopped_by"),
-            block=int(data["block"]) if "block" in data else drafted_in_one_pass(iterations))
+            block=int(data["block"]) if "block" in data else drafted_in_one_pass(iterations),
+            context=str(data.get("context", "")))
     except (KeyError, TypeError, ValueError) as error:
         raise SpecvizError(f"not a valid specviz trace: {error}") from error
 

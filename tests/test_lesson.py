@@ -49,6 +49,15 @@ def test_chain_rejection_shows_its_numbers():
     assert "did not record" in steps[FINAL].body  # this trace keeps no residual
 
 
+def test_the_context_shows_the_prompt_as_the_target_read_it():
+    trace = make_trace()
+    assert "(in grey)" in charts.lesson_steps(trace, 1)[CONTEXT].body   # an older file: the prompt alone
+    trace.context = ("<|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\nprompt<|im_end|>\n"
+                     "<|im_start|>assistant\n")
+    body = charts.lesson_steps(trace, 1)[CONTEXT].body
+    assert "Be brief." in body and "&lt;|im_start|&gt;assistant" in body and "chat template included" in body
+
+
 def test_a_small_p_is_not_shown_as_zero_and_a_chain_hears_of_no_siblings():
     trace = synthetic_trace()
     index = charts.default_iteration(trace)

@@ -28,6 +28,12 @@ def trace(tiny_llama_dirs):
                     DecodeSettings(gamma=4, temperature=1.0, max_new_tokens=60, seed=3, record_top_k=5))
 
 
+def test_the_context_is_the_prompt_as_the_target_read_it(trace, tiny_llama_dirs):
+    tokenizer = load_model(str(tiny_llama_dirs[0])).tokenizer
+    assert trace.context == tokenizer.decode(trace.prompt_ids) and trace.prompt in trace.context
+    assert trace_from_dict(trace.to_dict()).context == trace.context
+
+
 def test_each_iteration_is_consistent(trace):
     assert sum(len(it.emitted_ids) for it in trace.iterations) == len(trace.generated_ids) == 60
     for it in trace.iterations:

@@ -161,10 +161,12 @@ def _context(trace: Trace, index: int) -> LessonStep:
     s, it = trace.settings, trace.iterations[index]
     before = replace(trace, iterations=trace.iterations[:index])
     committed = sum(len(b.emitted_ids) for b in before.iterations)
-    prompt = trace.prompt if len(trace.prompt) <= PROMPT_CHARS else "…" + trace.prompt[-PROMPT_CHARS:]
+    read = trace.context or trace.prompt   # with the chat template, where the trace has it
+    prompt = read if len(read) <= PROMPT_CHARS else "…" + read[-PROMPT_CHARS:]
     spans = "".join(token_span(piece, kind) for piece, kind in text_segments(before, include_rejected=False))
+    template = " (in grey, as the target read it: its chat template included)" if trace.context else " (in grey)"
     body = (f"<p>Iteration {index} (numbered 0 to {len(trace.iterations) - 1}). Everything before it is committed: "
-            f"the prompt and the {count(committed, 'token')} of iterations before it.</p>"
+            f"the prompt{template} and the {count(committed, 'token')} of iterations before it.</p>"
             f'<div style="{CONTEXT_CSS}"><span style="color: #666666;">{html.escape(prompt)}</span>{spans}</div>'
             f"<p>Target <b>{html.escape(trace.target)}</b>, drafter <b>{html.escape(trace.drafter)}</b>; "
             f"rule: {html.escape(_rule_text(trace))}; draft: {html.escape(draft_shape(s))}; tokens: "
