@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from specviz.trace import Iteration, TopK, Trace
+from specviz.trace import TopK, Trace
 from specviz.tree import common_prefix
 
 # Logits. bf16 keeps 8 significant bits, so a logit between 16 and 32 is a multiple of 0.125: two
@@ -82,14 +82,10 @@ def distribution_at(trace: Trace, position: int) -> TopK | None:
         if position < seen + len(it.emitted_ids):
             offset = position - seen
             if offset < it.accepted:
-                return _accepted_path(it)[offset].p_top
+                return it.drafts[it.path[offset]].p_top
             return it.final.top if it.final is not None else None
         seen += len(it.emitted_ids)
     return None
-
-
-def _accepted_path(it: Iteration) -> list:
-    return sorted((d for d in it.drafts if d.verdict == "accepted"), key=lambda d: d.position)
 
 
 def top2(top: TopK | None) -> Top2 | None:

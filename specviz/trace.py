@@ -61,7 +61,7 @@ import pandas as pd
 from specviz.errors import SpecvizError
 from specviz.files import write_whole
 from specviz.settings import DecodeSettings
-from specviz.tree import depths
+from specviz.tree import children, depths
 
 FORMAT = "specviz-trace"
 VERSION = 7
@@ -144,6 +144,26 @@ class Iteration:
     def parents(self) -> list[int]:
         """The tree of `drafts`: each node's parent, -1 for the root's children."""
         return [i - 1 if d.parent is None else d.parent for i, d in enumerate(self.drafts)]
+
+    @property
+    def path(self) -> list[int]:
+        """The accepted nodes, the root's child first (parents come before children in `drafts`)."""
+        return [i for i, d in enumerate(self.drafts) if d.verdict == "accepted"]
+
+    @property
+    def tested_levels(self) -> list[list[int]]:
+        """The nodes tested at each depth of the accepted path, in node order: the root's children, then
+        each accepted node's; the last level holds the rejection that ended the path, if any."""
+        kids, node, levels = children(self.parents), -1, []
+        while True:
+            tried = [k for k in kids.get(node, []) if self.drafts[k].verdict != "unverified"]
+            if not tried:
+                return levels
+            levels.append(tried)
+            kept = [k for k in tried if self.drafts[k].verdict == "accepted"]
+            if not kept:
+                return levels
+            node = kept[0]
 
     @property
     def one_pass(self) -> bool:
@@ -386,12 +406,5 @@ def text_segments(trace: Trace, include_rejected: bool = True) -> list[tuple[str
 def _decision_order(it: Iteration) -> list[int]:
     """Nodes that were decided, depth by depth: the rejected children of each accepted node (or of
     the root), then the accepted one, as the text reads."""
-    parents, order, node = it.parents, [], -1
-    while True:
-        kids = [i for i, parent in enumerate(parents) if parent == node and it.drafts[i].verdict != "unverified"]
-        order += [i for i in kids if it.drafts[i].verdict == "rejected"]
-        chosen = [i for i in kids if it.drafts[i].verdict == "accepted"]
-        if not chosen:
-            return order
-        order.append(chosen[0])
-        node = chosen[0]
+    return [k for level in it.tested_levels for verdict in ("rejected", "accepted") for k in level
+            if it.drafts[k].verdict == verdict]

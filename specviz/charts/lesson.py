@@ -26,7 +26,6 @@ from specviz.charts.speedup import speedup_chart
 from specviz.charts.style import INK, count, show_token
 from specviz.charts.text import token_span
 from specviz.charts.tree import (
-    ROOT,
     confidence_stop,
     last_committed,
     node_labels,
@@ -36,7 +35,7 @@ from specviz.charts.tree import (
 )
 from specviz.settings import rule_name
 from specviz.trace import DraftStep, Iteration, Trace, text_segments
-from specviz.tree import children, is_chain
+from specviz.tree import is_chain
 
 # Streamlit sizes paragraphs and list items itself: a rule for the lesson's own elements overrides it.
 LESSON_CSS = ("<style>.specviz-lesson p, .specviz-lesson li, .specviz-lesson td, .specviz-lesson th "
@@ -82,28 +81,8 @@ def _table(head: list[str], rows: list[list[str]]) -> str:
             f"</table>{more}")
 
 
-def accepted_path(it: Iteration) -> list[int]:
-    """The accepted nodes, root's child first (parents come before children in `drafts`)."""
-    return [i for i, d in enumerate(it.drafts) if d.verdict == "accepted"]
-
-
-def tested_levels(it: Iteration) -> list[list[int]]:
-    """The nodes tested at each depth of the accepted path, in node order: the root's children, then
-    each accepted node's; the last level holds the rejection that ended the path, if any."""
-    kids, node, levels = children(it.parents), ROOT, []
-    while True:
-        tried = [k for k in kids.get(node, []) if it.drafts[k].verdict != "unverified"]
-        if not tried:
-            return levels
-        levels.append(tried)
-        kept = [k for k in tried if it.drafts[k].verdict == "accepted"]
-        if not kept:
-            return levels
-        node = kept[0]
-
-
 def _first_rejected(it: Iteration) -> DraftStep | None:
-    return next((it.drafts[k] for level in tested_levels(it) for k in level if it.drafts[k].verdict == "rejected"),
+    return next((it.drafts[k] for level in it.tested_levels for k in level if it.drafts[k].verdict == "rejected"),
                 None)
 
 
@@ -249,7 +228,7 @@ def _score(trace: Trace, index: int) -> LessonStep:
     ratios = not trace.settings.greedy   # the greedy rules compare tokens, no ratio
     rows = [[names[i], _tok(d.token), _n(d.q), _n(d.p)] + (["∞" if d.ratio is None else _n(d.ratio)] if ratios else [])
             for i, d in enumerate(it.drafts)]
-    focus = _first_rejected(it) or it.drafts[(accepted_path(it) or [0])[-1]]
+    focus = _first_rejected(it) or it.drafts[(it.path or [0])[-1]]
     tree, picked = not is_chain(it.parents), not all(d.sampled for d in it.drafts)
     cases = (["p′/q for a sibling tried after a rejected one"] * tree
              + [("p′ alone for a node picked by rank" if tree else "p alone for a token picked, not drawn")] * picked)
@@ -281,7 +260,7 @@ def _test(trace: Trace, index: int) -> LessonStep:
     questions = {"sampling": "If p(x) ≥ q(x), can the draft be rejected? And if p(x) = 0?",
                  "greedy": "Can greedy verification ever change the output of the target decoding alone?",
                  "spec": "What do we give up when β or τ grows?"}
-    levels = tested_levels(it)
+    levels = it.tested_levels
     if not levels:
         what = ("nothing was drafted" if not it.drafted else "this trace holds no per-token records"
                 if not it.drafts else "no draft was reached before the run stopped")
@@ -332,7 +311,7 @@ def _final(trace: Trace, index: int) -> LessonStep:
         return LessonStep("Everything accepted: the bonus token", body, "Why does the bonus token cost no extra target "
                           "pass?", picture)
     title = "The first rejection and the correction"
-    nodes = [k for k in (tested_levels(it) or [[]])[-1] if it.drafts[k].verdict == "rejected"]
+    nodes = [k for k in (it.tested_levels or [[]])[-1] if it.drafts[k].verdict == "rejected"]
     rejected = [it.drafts[k] for k in nodes]
     if not rejected:
         return LessonStep(title, f"<p>A draft was rejected and replaced by the correction {_tok(final.token)}. This "
@@ -367,7 +346,7 @@ def _final(trace: Trace, index: int) -> LessonStep:
 
 def _emitted(trace: Trace, index: int) -> LessonStep:
     it = trace.iterations[index]
-    kept = [(it.drafts[k].token, "accepted") for k in accepted_path(it)] if it.drafts else \
+    kept = [(it.drafts[k].token, "accepted") for k in it.path] if it.drafts else \
         [(str(i), "accepted") for i in it.emitted_ids[: it.accepted]]
     pieces = kept + ([(it.final.token, it.final.kind)] if it.final is not None else [])
     spans = "".join(token_span(piece, kind) for piece, kind in pieces)

@@ -33,7 +33,7 @@ def iteration_cells(it: Iteration, path: list[int] | None = None) -> list[Cell]:
     (`specviz.reverify`); the recorded path by default.
     A run that ended on an accepted draft (end-of-sequence, or the token budget: the iteration has no final
     token) shows nothing after it: no bifurcation, no bonus."""
-    recorded = [i for i, d in enumerate(it.drafts) if d.verdict == "accepted"]
+    recorded = it.path
     path = recorded if path is None else path
     ended = it.final is None and bool(recorded) and recorded[-1] in path
     if ended:

@@ -88,8 +88,7 @@ def last_committed(trace: Trace, index: int) -> str:
     before = trace.iterations[index - 1]
     if before.final is not None:
         return before.final.token
-    kept = [d for d in before.drafts if d.verdict == "accepted"]
-    return kept[-1].token if kept else "…"
+    return before.drafts[before.path[-1]].token if before.path else "…"
 
 
 def ratio_text(d: DraftStep) -> str | None:
@@ -186,8 +185,7 @@ def tree_boxes(iteration: Iteration, root: str = "") -> list[Box]:
     tree = children(parents)
     final = iteration.final
     if final is not None:
-        path = [i for i, d in enumerate(iteration.drafts) if d.verdict == "accepted"]
-        end = path[-1] if path else ROOT
+        end = iteration.path[-1] if iteration.path else ROOT
         source = {"residual": "the residual left after the last rejected sibling", "p": "p after the accepted path",
                   "argmax p": "argmax p after the accepted path"}.get(final.sampled_from, final.sampled_from)
         key = len(iteration.drafts)
