@@ -44,7 +44,7 @@ def main() -> None:
     with torch.inference_mode():
         cache = target.model(prompt[:, :-1], use_cache=True).past_key_values
         for _ in range(args.rounds):
-            for label, work in (("matches, first after a pass", lambda: matches(ids, MAX_NGRAM, 1)),
+            for label, work in (("matches, first after a pass", lambda: matches(ids, MAX_NGRAM)),
                                 ("sum of the ids, first after a pass", lambda: sum(ids))):
                 target.model(prompt[:, -1:], past_key_values=cache, use_cache=True)
                 cache.crop(-1)   # back to the prompt less its last token

@@ -173,10 +173,10 @@ def test_prompt_lookup_copies_after_the_longest_match_not_the_first_short_one(em
 
 
 def test_the_match_search_finds_what_a_scan_of_every_suffix_finds():
-    """`matches` against its definition, scanned the slow way: the longest suffix of max_ngram .. min_ngram
-    tokens that occurs earlier, and every earlier start of it, leftmost first."""
-    def scanned(seq, max_ngram, min_ngram):
-        for n in range(min(max_ngram, len(seq) - 1), min_ngram - 1, -1):
+    """`matches` against its definition, scanned the slow way: the longest suffix of max_ngram .. 1 tokens
+    that occurs earlier, and every earlier start of it, leftmost first."""
+    def scanned(seq, max_ngram):
+        for n in range(min(max_ngram, len(seq) - 1), 0, -1):
             starts = [s for s in range(len(seq) - n) if seq[s:s + n] == seq[-n:]]
             if starts:
                 return n, starts
@@ -185,8 +185,8 @@ def test_the_match_search_finds_what_a_scan_of_every_suffix_finds():
     rng = random.Random(0)
     for _ in range(3000):
         seq = [rng.randint(0, rng.randint(1, 4)) for _ in range(rng.randint(0, 30))]
-        max_ngram, min_ngram = rng.randint(1, 10), rng.randint(1, 3)
-        assert matches(seq, max_ngram, min_ngram) == scanned(seq, max_ngram, min_ngram), (seq, max_ngram, min_ngram)
+        max_ngram = rng.randint(1, 10)
+        assert matches(seq, max_ngram) == scanned(seq, max_ngram), (seq, max_ngram)
 
 
 def test_a_chain_of_the_mixed_drafter_copies_only_after_a_match_of_two_tokens_or_more(drafters, monkeypatch):

@@ -9,7 +9,7 @@ import torch
 
 from specviz.corpus.store import CORPUS_DIR
 from specviz.drafters.base import Draft, Drafter, empty_draft
-from specviz.drafters.counts import ORDERS, count_name, default_table, load_counts
+from specviz.drafters.counts import ORDERS, default_table, load_counts
 from specviz.drafters.draft_model import DraftModelDrafter
 from specviz.drafters.ngram import NgramDrafter
 from specviz.drafters.retrieval import RetrievalDrafter, corpus_datastore, corpus_digest, retrieval_name
@@ -22,16 +22,16 @@ DRAFTER_KINDS = ("eagle", "tiny", "medusa", "specdrafter", "ngram", "unigram", "
 STANDALONE_KINDS = ("eagle", "tiny", "medusa", "specdrafter", "ngram", "unigram", "bigram", "retrieval",
                     "lookup+eagle")  # need no draft model named (the embedded target's)
 COUNT_KINDS = tuple(ORDERS)   # count tables of the target's own answers (specviz.drafters.counts)
-# trained on the target (`python -m specviz train-drafter`): kind -> (module, loader, name of a weights file)
-TRAINED = {"eagle": ("eagle", "load_eagle", "head_name"), "tiny": ("tiny", "load_tiny", "lm_name"),
-           "medusa": ("medusa", "load_medusa", "heads_name"),
-           "specdrafter": ("specdrafter", "load_specdrafter", "specdrafter_name")}
+# trained on the target (`python -m specviz train-drafter`): kind -> (module, loader, what it is called)
+TRAINED = {"eagle": ("eagle", "load_eagle", "EAGLE head"), "tiny": ("tiny", "load_tiny", "tiny LM"),
+           "medusa": ("medusa", "load_medusa", "blockwise heads"),
+           "specdrafter": ("specdrafter", "load_specdrafter", "Spec-Drafter")}
 FEATURE_KINDS = ("eagle", "medusa", "lookup+eagle")   # read the target's hidden states: no remote target
 
 
-def _trained(kind: str, part: int):
-    module, *names = TRAINED[kind]
-    return getattr(import_module(f"specviz.drafters.{module}"), names[part])
+def stored_name(kind: str, model: str | Path | None = None) -> str:
+    """The name of a trained drafter or count table: what it is, and the file it came from (`weights_file`)."""
+    return f"{TRAINED[kind][2] if kind in TRAINED else kind} ({weights_file(kind, model).stem})"
 
 
 def weights_file(kind: str, model: str | Path | None = None) -> Path | None:
@@ -58,12 +58,13 @@ def weights_digest(kind: str, model: str | Path | None = None) -> str:
 def load_trained(kind: str, target: LoadedModel, path: str | Path | None = None) -> Drafter:
     """The trained drafter of `kind` in the weights file `path` (default: the shipped one), refused
     unless it was trained for `target`."""
-    return _stamped(_trained(kind, 0)(target, path), kind, path)
+    module, loader, _ = TRAINED[kind]
+    return _stamped(getattr(import_module(f"specviz.drafters.{module}"), loader)(target, path), kind, path)
 
 
 def _stamped(drafter: Drafter, kind: str, model: str | Path | None) -> Drafter:
-    """The drafter with the digest of the file it was loaded from (`Drafter.weights`)."""
-    drafter.weights = weights_digest(kind, model)
+    """The drafter named after the file it was loaded from (`stored_name`), with its digest (`Drafter.weights`)."""
+    drafter.name, drafter.weights = stored_name(kind, model), weights_digest(kind, model)
     return drafter
 
 
@@ -81,8 +82,8 @@ def drafter_name(kind: str, model: str | None = None) -> str:
     drafter's cached sizing is kept under it): for the kinds that load no draft LM."""
     lookup = NgramDrafter(0, torch.device("cpu")).name
     names = {"ngram": lookup, "retrieval": retrieval_name(),
-             "lookup+eagle": f"{lookup} + {_trained('eagle', 1)(model)}",
-             **{k: _trained(k, 1)(model) for k in TRAINED}, **{k: count_name(k, model) for k in COUNT_KINDS}}
+             "lookup+eagle": f"{lookup} + {stored_name('eagle', model)}",
+             **{k: stored_name(k, model) for k in (*TRAINED, *COUNT_KINDS)}}
     if kind not in names:
         raise SpecvizError(f"no name is known before loading for drafter kind {kind!r}; only for "
                            f"{', '.join(names)}")

@@ -133,11 +133,6 @@ def default_table(kind: str) -> Path:
     return DRAFTERS_DIR / f"{kind}-smollm2-135m.safetensors"
 
 
-def count_name(kind: str, path: Path | str | None = None) -> str:
-    """The drafter's name for the table in `path` (default: the shipped one of `kind`)."""
-    return f"{kind} ({Path(path or default_table(kind)).stem})"
-
-
 def save_counts(path: Path, table: CountTable, smoothing: float, target: LoadedModel) -> None:
     """Save the table beside its smoothing k, tied to `target`'s fingerprint like trained weights."""
     save_weights(path, table.state(), table.kind, {"vocab": table.vocab, "smoothing": smoothing}, target)
@@ -148,4 +143,4 @@ def load_counts(target: LoadedModel, kind: str, path: Path | str | None = None) 
     path = Path(path) if path else default_table(kind)
     state, config = load_weights(path, kind, target)
     table = CountTable.from_state(state, ORDERS[kind], config["vocab"])
-    return CountDrafter(table, target.device, config["smoothing"], count_name(kind, path))
+    return CountDrafter(table, target.device, config["smoothing"], kind)

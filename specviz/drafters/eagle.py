@@ -212,11 +212,6 @@ class EagleDrafter(Drafter):
         return spread(self.head.logits(features), self.head.vocab, self.vocab)
 
 
-def head_name(path: Path | str | None = None) -> str:
-    """The drafter's name for the weights in `path` (default: the shipped ones)."""
-    return f"EAGLE head ({Path(path or DEFAULT_WEIGHTS).stem})"
-
-
 def load_eagle(target: LoadedModel, path: Path | None = None) -> EagleDrafter:
     """The trained head in `path` (default: the shipped one), refused unless it belongs to `target`,
     drafting in `draft_dtype`."""
@@ -228,4 +223,4 @@ def load_eagle(target: LoadedModel, path: Path | None = None) -> EagleDrafter:
     head.load_state_dict(state)
     head = head.to(device=target.device, dtype=draft_dtype(target))
     pack_head(head)
-    return EagleDrafter(head, target.vocab_size, name=head_name(path))
+    return EagleDrafter(head, target.vocab_size)

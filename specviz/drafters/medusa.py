@@ -98,11 +98,6 @@ class MedusaDrafter(Drafter):
         return block_draft(logits, gamma, warper, generator, confidence, branches, nodes)
 
 
-def heads_name(path: Path | str | None = None) -> str:
-    """The drafter's name for the weights in `path` (default: the shipped ones)."""
-    return f"blockwise heads ({Path(path or DEFAULT_WEIGHTS).stem})"
-
-
 def load_medusa(target: LoadedModel, path: Path | str | None = None) -> MedusaDrafter:
     """The trained heads in `path` (default: the shipped ones), refused unless they belong to `target`."""
     path = Path(path) if path else DEFAULT_WEIGHTS
@@ -114,4 +109,4 @@ def load_medusa(target: LoadedModel, path: Path | str | None = None) -> MedusaDr
     # prompts, γ = 4, one thread)
     heads = heads.to(device=target.device, dtype=target.dtype)
     pack_head(heads)
-    return MedusaDrafter(heads, target.vocab_size, name=heads_name(path))
+    return MedusaDrafter(heads, target.vocab_size)

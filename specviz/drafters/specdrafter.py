@@ -120,11 +120,6 @@ class SpecDrafter(CachedDrafter):
                            confidence, branches, nodes)
 
 
-def specdrafter_name(path: Path | str | None = None) -> str:
-    """The drafter's name for the weights in `path` (default: the shipped ones)."""
-    return f"Spec-Drafter ({Path(path or DEFAULT_WEIGHTS).stem})"
-
-
 def load_specdrafter(target: LoadedModel, path: Path | str | None = None) -> SpecDrafter:
     """The trained Spec-Drafter in `path` (default: the shipped one), refused unless it belongs to `target`."""
     path = Path(path) if path else DEFAULT_WEIGHTS
@@ -133,4 +128,4 @@ def load_specdrafter(target: LoadedModel, path: Path | str | None = None) -> Spe
     lm.load_state_dict(state)
     lm = lm.to(device=target.device, dtype=draft_dtype(target))
     pack_head(lm)
-    return SpecDrafter(lm, target.vocab_size, name=specdrafter_name(path))
+    return SpecDrafter(lm, target.vocab_size)

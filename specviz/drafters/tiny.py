@@ -101,11 +101,6 @@ class TinyDrafter(CachedDrafter):
         return spread(logits, self.lm.vocab, self.vocab)
 
 
-def lm_name(path: Path | str | None = None) -> str:
-    """The drafter's name for the weights in `path` (default: the shipped ones)."""
-    return f"tiny LM ({Path(path or DEFAULT_WEIGHTS).stem})"
-
-
 def load_tiny(target: LoadedModel, path: Path | None = None) -> TinyDrafter:
     """The trained tiny LM in `path` (default: the shipped one), refused unless it belongs to `target`."""
     path = Path(path) if path else DEFAULT_WEIGHTS
@@ -114,4 +109,4 @@ def load_tiny(target: LoadedModel, path: Path | None = None) -> TinyDrafter:
     lm.load_state_dict(state)
     lm = lm.to(device=target.device, dtype=draft_dtype(target))
     pack_head(lm)
-    return TinyDrafter(lm, target.vocab_size, name=lm_name(path))
+    return TinyDrafter(lm, target.vocab_size)
