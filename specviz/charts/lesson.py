@@ -46,7 +46,7 @@ CONTEXT_CSS = ("font-size: 1.5rem; line-height: 2; padding: 0.4rem 0.8rem; borde
                "white-space: pre-wrap; word-break: break-word; font-family: ui-monospace, monospace;")
 TABLE_CSS = "border-collapse: collapse; margin: 0.4rem 0;"
 CELL_CSS = "padding: 0.15rem 0.9rem; border-bottom: 1px solid #dddddd; text-align: left;"
-PROMPT_CHARS = 400   # the prompt's tail shown as context
+PROMPT_CHARS = (160, 400)   # a long prompt's head (its system prompt) and tail shown as context
 MAX_ROWS = 12        # table rows before "… and n more"
 
 
@@ -141,7 +141,8 @@ def _context(trace: Trace, index: int) -> LessonStep:
     before = replace(trace, iterations=trace.iterations[:index])
     committed = sum(len(b.emitted_ids) for b in before.iterations)
     read = trace.context or trace.prompt   # with the chat template, where the trace has it
-    prompt = read if len(read) <= PROMPT_CHARS else "…" + read[-PROMPT_CHARS:]
+    head, tail = PROMPT_CHARS
+    prompt = read if len(read) <= head + tail else f"{read[:head]} … {read[-tail:]}"
     spans = "".join(token_span(piece, kind) for piece, kind in text_segments(before, include_rejected=False))
     template = " (in grey, as the target read it: its chat template included)" if trace.context else " (in grey)"
     body = (f"<p>Iteration {index} (numbered 0 to {len(trace.iterations) - 1}). Everything before it is committed: "
