@@ -11,7 +11,7 @@ from pages.ui.linked import linked_view
 from specviz import SpecvizError, Trace, charts
 from specviz.charts.race import agreement
 from specviz.decoder_process import follow_trace, trace_stream
-from specviz.study import Study, Variant
+from specviz.study import Study, comparison
 
 controls.sidebar()  # drawn by each page, so a page opened on its own still has it
 st.title("Generate")
@@ -49,7 +49,7 @@ tree = st.empty()
 chart = st.empty()
 
 
-def show(trace: Trace, comparison: Study | None, live: bool) -> None:
+def show(trace: Trace, compared: Study | None, live: bool) -> None:
     s = trace.summary()
     with numbers.container():
         cols = st.columns(5)
@@ -58,20 +58,18 @@ def show(trace: Trace, comparison: Study | None, live: bool) -> None:
         cols[2].metric("α̂ (acceptance rate)", "n/a" if s.alpha is None else f"{s.alpha:.2f}")
         cols[3].metric("tokens / iteration", f"{s.accepted_length:.2f}")
         cols[4].metric("tokens / s", "…" if live else f"{s.tokens_per_s:.1f}")
-        if comparison is not None and not live:
-            b = comparison.baseline.summary()
-            speedup = comparison.speedup(trace)
+        if compared is not None and not live:
+            b = compared.baseline.summary()
+            speedup = compared.speedup(trace)
             st.metric("measured speedup over the target alone", "n/a" if speedup is None else f"{speedup:.2f}×",
                       help=f"target alone: {b.tokens_per_s:.1f} tokens/s over {b.tokens} tokens")
-            same, sentence = agreement(comparison)
+            same, sentence = agreement(compared)
             if not same:
                 st.info(sentence)
         if not live:
             st.caption(state.measured_on(f"{trace.device} ({trace.dtype})", trace.threads, trace.waited))
-        if trace.settings.rule == "spec" and trace.settings.beta > 1:   # β = 1 is greedy verification
-            st.caption(f"Spec-Verification (β = {trace.settings.beta}, τ = {trace.settings.tau:g}) also keeps drafts "
-                       "that are not the target's own choice (any in its top-β within τ of its best), so this text "
-                       "can differ from the target alone's: speed bought with agreement (Xia et al., §3.2).")
+        if (note := charts.agreement_note(trace.settings)) is not None:
+            st.caption(note)
     text.html(charts.colored_text(trace, show_rejected))
 
 
@@ -119,7 +117,7 @@ if start:
                 base = models.run_with_progress(turn, st.session_state.prompt, settings,
                                                 "Running the target alone for the baseline…", baseline=True)
                 if base is not None:
-                    state.set_study(Study("comparison", base, [Variant({}, state.trace())]), controls.ran_on())
+                    state.set_study(comparison(base, state.trace()), controls.ran_on())
             st.session_state.running = False
     except Exception as error:   # a Stop's rerun is no Exception: `running` stays set for it alone
         st.session_state.running = False

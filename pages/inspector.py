@@ -4,8 +4,6 @@ import streamlit as st
 
 from pages.ui import controls, state
 from specviz import charts
-from specviz.charts.style import markdown_escape, markdown_token
-from specviz.settings import rule_name
 from specviz.tree import is_chain
 
 TABS = 32   # a tree of more drafted nodes shows one node's p and q at a time, picked from a list
@@ -37,36 +35,27 @@ if last > 0:
 it = trace.iterations[st.session_state.inspect_index]
 
 final = it.final
-outcome = "no token (stopped at EOS or the token budget)" if final is None else \
-    f"{final.kind} token '{markdown_token(final.token)}' (from {final.sampled_from})"
-st.subheader(f"Iteration {it.index}: drafted {it.drafted}, accepted {it.accepted}, then {outcome}")
-st.caption(f"rule: {rule_name(trace.settings.rule)}  ·  draft {it.draft_time * 1000:.1f} ms  ·  verify "
-           f"{it.verify_time * 1000:.1f} ms  ·  sample {it.sample_time * 1000:.1f} ms")
+st.subheader(charts.iteration_heading(it))
+st.caption(charts.phase_caption(it, trace.settings.rule))
 if it.unsure:
     st.caption(charts.confidence_stop(it, trace))
 
 st.plotly_chart(charts.token_tree(it, charts.last_committed(trace, it.index)), key="tree")
 if it.drafts:
     st.plotly_chart(charts.acceptance_test(it), key="acceptance")
-    mark = {"accepted": "✓", "rejected": "✗", "unverified": "·"}
-    names = [f"{name}: {markdown_token(d.token)} {mark[d.verdict]}"
-             for name, d in zip(charts.node_labels(it), it.drafts)]
+    names = charts.node_names(it)
 
-    def node(i: int) -> None:
+    def show_node(i: int) -> None:
         """Drafted node i's p against q, and its test in words."""
-        draft = it.drafts[i]
-        st.plotly_chart(charts.pq_bars(draft), key=f"pq-{i}")
-        ruled = draft.u is None and draft.verdict != "unverified"
-        beta = (f"  ·  a draft sampled from q here passes lossless sampling's test with probability "
-                f"Σ min(p, q) = {draft.beta:.3f}" if ruled else "")
-        st.markdown(f"**{markdown_escape(charts.node_test(it, i))}**{beta}")
+        st.plotly_chart(charts.pq_bars(it.drafts[i]), key=f"pq-{i}")
+        st.markdown(charts.node_note(it, i))
 
     if len(names) <= TABS:
         for i, tab in enumerate(st.tabs(names)):
             with tab:
-                node(i)
+                show_node(i)
     else:   # a tab and a chart per node would take the page minutes to draw
-        node(st.selectbox("Drafted node", range(len(names)), format_func=names.__getitem__, key="inspect_node"))
+        show_node(st.selectbox("Drafted node", range(len(names)), format_func=names.__getitem__, key="inspect_node"))
     rejected = next((d for d in it.drafts if d.verdict == "rejected"), None)
     if not is_chain(it.parents):
         for node in charts.rejection_points(it):

@@ -4,7 +4,7 @@ import streamlit as st
 
 from pages.ui import controls, models, state, tables
 from specviz import charts
-from specviz.reverify import mean_tokens, reverify
+from specviz.reverify import kept_drafts, mean_tokens, reverify, warped_note
 from specviz.sweep import beta_tau_grid
 
 controls.sidebar()  # drawn by each page, so a page opened on its own still has it
@@ -27,14 +27,10 @@ b, t = st.columns(2)
 top_k = trace.settings.record_top_k
 beta = b.number_input("β (top-β)", 1, top_k, controls.kept_within("rv_beta", 3, top_k), key="rv_beta")
 tau = t.slider("τ (log-prob gap)", 0.0, 10.0, controls.kept("rv_tau", 1.0), step=0.5, key="rv_tau")
-run = trace.settings
-if not run.greedy and (run.temperature != 1 or run.top_k or run.top_p < 1):
-    st.caption(f"This run sampled from p warped at T = {run.temperature:g}: the recorded log-prob gaps are "
-               "rescaled to T = 1 (× T), as Spec-Verification reads them"
-               + ("; its top-k / top-p cut left p = 0 outside, and such drafts fail at any β and τ."
-                  if run.top_k or run.top_p < 1 else "."))
+if (note := warped_note(trace.settings)) is not None:
+    st.caption(note)
 verdicts = reverify(trace, int(beta), float(tau))
-kept, recorded = sum(v.accepted for v in verdicts), sum(v.recorded_accepted for v in verdicts)
+kept, recorded = kept_drafts(verdicts)
 c1, c2, c3 = st.columns(3)
 c1.metric("drafts kept as recorded", recorded)
 c2.metric(f"drafts kept with β={beta}, τ={tau}", kept, delta=kept - recorded)

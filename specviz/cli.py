@@ -292,7 +292,7 @@ def run_sizing(args: argparse.Namespace) -> None:
 
 def run_generate(args: argparse.Namespace) -> None:
     from specviz.decoder import generate
-    from specviz.study import Study, Variant
+    from specviz.study import comparison
 
     target, drafter, prepared = load_models(args)
     settings, sizing = prepared.settings, prepared.sizing
@@ -303,8 +303,7 @@ def run_generate(args: argparse.Namespace) -> None:
     trace = generate(target, drafter, args.prompt, settings, chat=not args.no_chat, sizing=sizing)
     print_trace(trace, args)
     if compare:
-        study = Study("comparison", generate(target, None, args.prompt, settings, chat=not args.no_chat),
-                      [Variant({}, trace)])
+        study = comparison(generate(target, None, args.prompt, settings, chat=not args.no_chat), trace)
         print(f"baseline: {study.baseline.summary().tokens_per_s:.1f} tokens/s; speedup {study.speedup(trace):.2f}x")
         if args.study:
             study.save(args.study)

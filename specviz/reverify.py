@@ -17,6 +17,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from specviz.settings import DecodeSettings
 from specviz.trace import DraftStep, Trace
 from specviz.tree import walk
 
@@ -68,6 +69,21 @@ def reverify(trace: Trace, beta: int, tau: float) -> list[Reverified]:
         path = walk(passed, it.parents, [spec_rank(step) for step in it.drafts])[0]
         out.append(Reverified(it.index, it.drafted, path, passed, it.accepted, len(it.emitted_ids)))
     return out
+
+
+def kept_drafts(verdicts: list[Reverified]) -> tuple[int, int]:
+    """Drafts kept under (β, τ), and as the run recorded them."""
+    return sum(v.accepted for v in verdicts), sum(v.recorded_accepted for v in verdicts)
+
+
+def warped_note(s: DecodeSettings) -> str | None:
+    """What re-verifying a run that sampled from a warped p must say (see above); None when p was not warped."""
+    if s.greedy or (s.temperature == 1 and not s.top_k and s.top_p == 1):
+        return None
+    return (f"This run sampled from p warped at T = {s.temperature:g}: the recorded log-prob gaps are rescaled to "
+            "T = 1 (× T), as Spec-Verification reads them"
+            + ("; its top-k / top-p cut left p = 0 outside, and such drafts fail at any β and τ."
+               if s.top_k or s.top_p < 1 else "."))
 
 
 def mean_tokens(verdicts: list[Reverified]) -> float:

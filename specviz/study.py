@@ -180,6 +180,13 @@ class Repeat:
         return inside_chance(self.rounds_before, self.rounds_now)
 
 
+def comparison(base: Trace, speculative: Trace, timed: bool = False) -> Study:
+    """The target alone against one speculative run on the same settings and prompt; `timed`: each run's wall
+    time is its first round, and `Study.timed` adds the later ones."""
+    return Study("comparison", base, [Variant({}, speculative, [speculative.wall_time] if timed else [])],
+                 [base.wall_time] if timed else [])
+
+
 def repeats(before: Study, again: Study) -> list[Repeat]:
     """The runs `again` shares with `before` (by what varied) and timed in rounds both times: each one's
     median speedup now against its min–max bar then. The bars are worth drawing when the points land in

@@ -16,7 +16,7 @@ from streamlit.delta_generator import DeltaGenerator
 from pages.ui import controls, models, state
 from specviz import SpecvizError
 from specviz.charts.race import agreement, duration, lane, race_chart, runners
-from specviz.study import Study, Variant
+from specviz.study import Study, comparison
 from specviz.sweep import comparison_rounds
 
 SPEEDS = {"1×": 1.0, "½×": 0.5, "¼×": 0.25}   # race seconds per second of replay
@@ -73,7 +73,7 @@ def measured() -> Study | None:
             speculative = models.run_with_progress(turn, prompt, settings, "Running speculative decoding…")
             if base is None or speculative is None:
                 return None
-            study = Study("comparison", base, [Variant({}, speculative, [speculative.wall_time])], [base.wall_time])
+            study = comparison(base, speculative, timed=True)
             with st.spinner(f"Timing both {ROUNDS - 1} more times, interleaved…"):
                 with closing(turn.request(comparison_rounds, prompt, settings, ROUNDS - 1)) as rounds:
                     for run, seconds in rounds:

@@ -16,9 +16,11 @@ from specviz.charts.style import (
     RESIDUAL_COLOR,
     VERDICT_MARKS,
     layout,
+    markdown_escape,
+    markdown_token,
     show_token,
 )
-from specviz.charts.tree import node_labels, ratio_text
+from specviz.charts.tree import node_labels, node_test, ratio_text
 from specviz.settings import rule_name
 from specviz.trace import DraftStep, FinalToken, Iteration, TopK
 
@@ -141,3 +143,34 @@ def final_bars(final: FinalToken) -> go.Figure:
     fig.update_layout(yaxis_title="probability", xaxis_tickangle=-35, margin={"b": 110})
     how = "taken as" if greedy else "drawn from"
     return layout(fig, f"{final.kind.capitalize()} token '{show_token(final.token)}' {how} {final.sampled_from}")
+
+
+def iteration_heading(iteration: Iteration) -> str:
+    """The inspector's heading (Markdown): what the iteration drafted, kept and emitted last."""
+    final = iteration.final
+    outcome = "no token (stopped at EOS or the token budget)" if final is None else \
+        f"{final.kind} token '{markdown_token(final.token)}' (from {final.sampled_from})"
+    return f"Iteration {iteration.index}: drafted {iteration.drafted}, accepted {iteration.accepted}, then {outcome}"
+
+
+def phase_caption(iteration: Iteration, rule: str) -> str:
+    """The rule and the iteration's three phases' times."""
+    return (f"rule: {rule_name(rule)}  ·  draft {iteration.draft_time * 1000:.1f} ms  ·  verify "
+            f"{iteration.verify_time * 1000:.1f} ms  ·  sample {iteration.sample_time * 1000:.1f} ms")
+
+
+def node_names(iteration: Iteration) -> list[str]:
+    """Each drafted node's tab name (Markdown): its label, token and verdict mark."""
+    mark = {"accepted": "✓", "rejected": "✗", "unverified": "·"}
+    return [f"{name}: {markdown_token(d.token)} {mark[d.verdict]}"
+            for name, d in zip(node_labels(iteration), iteration.drafts)]
+
+
+def node_note(iteration: Iteration, node: int) -> str:
+    """Drafted node's test in words (Markdown); for a node tested by a rule that draws no u, the chance a
+    draft sampled from q would have passed lossless sampling's test there, Σ min(p, q)."""
+    draft = iteration.drafts[node]
+    ruled = draft.u is None and draft.verdict != "unverified"
+    beta = (f"  ·  a draft sampled from q here passes lossless sampling's test with probability "
+            f"Σ min(p, q) = {draft.beta:.3f}" if ruled else "")
+    return f"**{markdown_escape(node_test(iteration, node))}**{beta}"

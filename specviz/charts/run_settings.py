@@ -49,6 +49,15 @@ def picking(s: DecodeSettings) -> str:
         (f", top-p {s.top_p:g}" if s.top_p < 1 else "")
 
 
+def agreement_note(s: DecodeSettings) -> str | None:
+    """Where the rule keeps drafts the target would not have chosen, so the text can differ from its own."""
+    if s.rule != "spec" or s.beta == 1:   # β = 1 is greedy verification
+        return None
+    return (f"Spec-Verification (β = {s.beta}, τ = {s.tau:g}) also keeps drafts that are not the target's own "
+            "choice (any in its top-β within τ of its best), so this text can differ from the target alone's: "
+            "speed bought with agreement (Xia et al., §3.2).")
+
+
 def settings_frame(trace: Trace) -> pd.DataFrame:
     """One row per setting that shaped the run: models, rule, draft, picking, budget and seed, and where the
     target ran; what the run did not use is left out (the JSON of the trace keeps every field)."""
