@@ -142,6 +142,7 @@ class Request:
         self._on_status = on_status
         self._done = False
         self.cpu_seconds: float | None = None  # the decoder process's CPU time for the work, once done
+        self.error: SpecvizError | None = None   # what ended the work while `stop` drained it, which it does not raise
 
     def __iter__(self) -> Request:
         return self
@@ -163,7 +164,8 @@ class Request:
 
     def stop(self) -> list:
         """Ask the decoder to stop after its current item; return the items it still sends (what
-        arrived before the end, should the process die meanwhile: a stop never raises)."""
+        arrived before the end, should the process die meanwhile: a stop never raises, and keeps in
+        `error` what ended the work instead)."""
         if self._done:
             return []
         left = []
@@ -173,15 +175,15 @@ class Request:
                 kind, payload = self._receive()
                 if kind == "item":
                     left.append(payload)
-                elif kind in ("error", "done"):
-                    self._done = True
-                    if kind == "done":
-                        self.cpu_seconds = payload
+                elif kind == "error":
+                    self._done, self.error = True, payload
+                elif kind == "done":
+                    self._done, self.cpu_seconds = True, payload
         except OSError:  # the process died before the stop reached it
             self._done = True
-            self._owner._lost()
-        except SpecvizError:  # it died while we drained: `_receive` has reset it
-            pass
+            self.error = self._owner._lost()
+        except SpecvizError as lost:  # it died while we drained: `_receive` has reset it
+            self.error = lost
         return left
 
     def close(self) -> None:
@@ -351,3 +353,5 @@ def follow_trace(request: Request) -> Iterator:
     finally:
         for item in request.stop():
             apply(item)
+        if request.error is not None and trace is not None and trace.stopped_by is None:
+            trace.stopped_by = f"an error as it stopped: {request.error}"

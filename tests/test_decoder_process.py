@@ -146,6 +146,7 @@ def test_stopping_a_run_whose_process_died_keeps_what_arrived(models):
             fresh._child.wait()
             traces.close()
         assert trace.iterations and trace.generated_ids == [t for it in trace.iterations for t in it.emitted_ids]
+        assert trace.stopped_by.startswith("an error as it stopped: the decoder process ended unexpectedly")
         whole = run(fresh, models, settings).generated_ids   # the replaced process, at full speed
         assert len(trace.generated_ids) < len(whole) and whole[: len(trace.generated_ids)] == trace.generated_ids
     finally:
