@@ -181,3 +181,89 @@ def test_linked_view_brushes_in_the_browser_and_a_click_inspects(app_url, tmp_pa
                   f"and {again[1]:.0f} ms\n")
         out.write(f"linked view brush redraw: {brushed[0]:.0f} ms to the SVG change, {brushed[1]:.0f} ms to the "
                   "next frame (median of 7 drags)\n")
+
+
+# A plotly chart's pieces as the browser laid them out, each a box {l, t, r, b} in px from the figure's corner:
+# its panels, the point labels and callouts, markers, the names in bars, panel titles, tick labels, title, legend.
+LAID_OUT = """(gd) => {
+  const fl = gd._fullLayout, svg = gd.querySelector('.main-svg').getBoundingClientRect();
+  const box = e => { const r = e.getBoundingClientRect();
+    return {l: r.left - svg.left, t: r.top - svg.top, r: r.right - svg.left, b: r.bottom - svg.top}; };
+  const panels = Object.keys(fl).filter(k => /^xaxis[0-9]*$/.test(k)).map(k => {
+    const x = fl[k], y = fl[x.anchor.replace('y', 'yaxis')];
+    return {name: k, l: x._offset, r: x._offset + x._length, t: y._offset, b: y._offset + y._length}; });
+  const notes = [...gd.querySelectorAll('.annotation')].map(a => ({text: a.textContent,
+    callout: !!a.querySelector('.annotation-arrow-g path'), ...box(a.querySelector('.annotation-text-g'))}));
+  const texts = sel => [...gd.querySelectorAll(sel)].filter(t => t.textContent)
+    .map(t => ({text: t.textContent, ...box(t)}));
+  return {width: fl.width, height: fl.height, panels, notes,
+    labels: texts('.scatterlayer .textpoint text').concat(notes.filter(n => n.callout)),
+    markers: [...gd.querySelectorAll('.scatterlayer .points path.point')].map(box),
+    bartexts: texts('.barlayer text.bartext'), bars: [...gd.querySelectorAll('.barlayer .point path')].map(box),
+    xticks: texts('.xtick text'), ticks: texts('.xtick text, .ytick text'),
+    title: box(gd.querySelector('.gtitle')), legend: box(gd.querySelector('.legend'))};
+}"""
+
+
+def meet(a: dict, b: dict, slack: float = 0.5) -> bool:
+    return min(a["r"], b["r"]) - max(a["l"], b["l"]) > slack and min(a["b"], b["b"]) - max(a["t"], b["t"]) > slack
+
+
+def within(a: dict, b: dict, slack: float = 1.0) -> bool:
+    return (a["l"] >= b["l"] - slack and a["r"] <= b["r"] + slack and
+            a["t"] >= b["t"] - slack and a["b"] <= b["b"] + slack)
+
+
+def test_the_drafters_and_toy_charts_fit_a_projectors_widths(tmp_path):
+    """The Speedup page's drafters chart from 480 px (1024 px wide or 150% zoom) to 1400, and the Theory page's
+    toy charts from 230 px (each half the page at 150% zoom) to 420, laid out by chromium: no label over another,
+    over a marker or out of its panel, no panel title over another, every token a tick label, the titles and
+    legends inside the figure."""
+    from playwright.sync_api import sync_playwright
+
+    from specviz import charts, toy
+    from specviz.study import load_record
+
+    labels = [str(t) for t in toy.TABLE["token"]]
+    split = toy.split(toy.TABLE["p"], toy.TABLE["q"])
+    figures = {"drafters": (charts.drafters_chart(load_record(browser.ROOT / "assets/examples/drafters.json")),
+                            (480, 560, 760, 900, 1400)),
+               "toy-split": (charts.toy_split_chart(split, labels), (230, 300, 420)),
+               "toy-histogram": (charts.toy_histogram(toy.simulate(toy.TABLE["p"], toy.TABLE["q"], 500), split.p,
+                                                      labels), (230, 420))}
+    browser.OUT.mkdir(exist_ok=True)
+    with sync_playwright() as p:
+        chromium = p.chromium.launch(executable_path=browser.CHROMIUM, args=browser.ARGS)
+        page = chromium.new_page(viewport={"width": 1500, "height": 900})
+        for name, (fig, widths) in figures.items():
+            (tmp_path / f"{name}.html").write_text(fig.to_html(include_plotlyjs=True, div_id="chart"))
+            page.goto((tmp_path / f"{name}.html").as_uri())
+            chart = page.locator("#chart")
+            chart.locator(".main-svg").first.wait_for()
+            for width in widths:
+                page.evaluate("async w => await Plotly.relayout('chart', {width: w})", width)
+                seen = page.evaluate(LAID_OUT, chart.element_handle())
+                where = f"{name} at {width} px"
+                figure = {"l": 0, "t": 0, "r": seen["width"], "b": seen["height"]}
+                assert within(seen["title"], figure) and within(seen["legend"], figure), where
+                titles = [n for n in seen["notes"] if not n["callout"]]
+                assert all(within(t, figure) for t in titles), where
+                assert not any(meet(a, b) for k, a in enumerate(titles) for b in titles[k + 1:]), where
+                assert not any(meet(a, b) for k, a in enumerate(seen["ticks"]) for b in seen["ticks"][k + 1:]), where
+                if name == "drafters":
+                    panels = {p["name"]: p for p in seen["panels"]}
+                    assert len(seen["labels"]) == 7 and all(within(t, panels["xaxis2"]) for t in seen["labels"]), where
+                    for k, a in enumerate(seen["labels"]):
+                        assert not any(meet(a, b) for b in seen["labels"][k + 1:]), (where, a["text"])
+                        assert not any(meet(a, m, 1.5) for m in seen["markers"]), (where, a["text"])
+                    assert len(seen["bartexts"]) == len(seen["bars"]) == 9, where
+                    for text, bar in zip(seen["bartexts"], seen["bars"]):   # on its own bar, in the panel
+                        middle, half = (text["l"] + text["r"]) / 2, 0.3 * (text["r"] - text["l"])   # the letters,
+                        ink = {**text, "l": middle - half, "r": middle + half}   # not the whole line's height
+                        assert bar["l"] <= middle <= bar["r"], (where, text["text"])
+                        assert within(ink, panels["xaxis3"]), (where, text["text"])
+                        assert not any(meet(ink, tick) for tick in seen["ticks"]), (where, text["text"])
+                else:
+                    assert [t["text"] for t in seen["xticks"]] == labels, where
+                chart.screenshot(path=browser.OUT / f"{name}-{width}.png")
+        chromium.close()

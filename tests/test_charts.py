@@ -10,13 +10,16 @@ import pytest
 from scipy.stats import chisquare
 
 from specviz import DecodeSettings, SpecvizError, Trace, charts, theory, trace_from_dict
+from specviz.charts import drafters as drafters_look
+from specviz.charts import labels
+from specviz.charts import theory as toy_look
 from specviz.charts.style import ACCEPT_COLOR, KINDS, NEUTRAL, PHASES, REJECT_COLOR, markdown_token, show_token
 from specviz.charts.table import iteration_cells
 from specviz.charts.text import token_span
 from specviz.reverify import mean_tokens, reverify, spec_test
-from specviz.study import Study, Variant, token_match_rate
+from specviz.study import Study, Variant, load_record, token_match_rate
 from specviz.sweep import benchmark_points
-from specviz.toy import simulate, split
+from specviz.toy import TABLE, simulate, split
 from specviz.trace import DraftStep, FinalToken, Iteration, TopK
 
 
@@ -339,3 +342,82 @@ def test_grid_helpers():
 def test_token_labels_show_spaces_and_survive_markdown():
     assert show_token(" a\n") == "␣a↵" and show_token("") == "∅"
     assert markdown_token("__init__*") == r"\_\_init\_\_\*"
+
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "assets" / "examples"
+
+
+def test_the_drafters_labels_stay_apart_and_in_their_panel_at_every_width():
+    """The class pack's drafters study (nine drafters, seven labels in α̂ against c, three of them crowded near
+    c = 0.05): from the narrowest the Speedup page draws the chart (480 px, at 150% zoom) to a wide screen, each
+    label, by its point or in a callout, stays inside its panel, off every marker and off every other label."""
+    fig = charts.drafters_chart(load_record(EXAMPLES / "drafters.json"))
+    points = [t for t in fig.data if t.type == "scatter" and t.mode == "markers+text"]
+    callouts = [a for a in fig.layout.annotations if a.showarrow]
+    (x0, x1), (y0, y1) = fig.layout.xaxis2.range, fig.layout.yaxis2.range
+    beside = [(t, t.texttemplate[0] if t.texttemplate else t.text[0]) for t in points]
+    shown = [text for _, text in beside if text] + [a.text for a in callouts]
+    assert sorted(text.replace("<br>", " ") for text in shown) == sorted(t.text[0] for t in points if t.text[0])
+    for chart_width in (480, 560, 640, 760, 900, 1400):
+        width, height = drafters_look.panel_size(fig, "xaxis2", chart_width)
+        at = {id(t): ((t.x[0] - x0) / (x1 - x0) * width, (t.y[0] - y0) / (y1 - y0) * height) for t in points}
+        size = drafters_look.MARKER, drafters_look.LABEL_SIZE
+        boxes = [labels.shift(labels.label_box(t.textposition, text, *size), *at[id(t)]) for t, text in beside if text]
+        for a in callouts:
+            w, h = labels.text_size(a.text, drafters_look.LABEL_SIZE)
+            x, y = (a.x - x0) / (x1 - x0) * width + a.ax, (a.y - y0) / (y1 - y0) * height - a.ay
+            boxes.append((x - w / 2, y - h / 2, x + w / 2, y + h / 2))
+        r = drafters_look.MARKER / 2
+        markers = [labels.shift((-r, -r, r, r), *at[id(t)]) for t in points]
+        for k, box in enumerate(boxes):
+            assert 0 <= box[0] and box[2] <= width and 0 <= box[1] and box[3] <= height, (chart_width, box)
+            assert not any(labels.overlap(box, m) for m in markers), (chart_width, box)
+            assert not any(labels.overlap(box, other) for other in boxes[k + 1:]), (chart_width, box)
+    plot = 480 - drafters_look.MARGIN["l"] - drafters_look.MARGIN["r"]
+    for title, axis in zip(fig.layout.annotations[:3], ("xaxis", "xaxis2", "xaxis3")):   # centred: half a gap a side
+        left, right = fig.layout[axis].domain
+        assert all(len(line) * labels.CHAR * drafters_look.TITLE_SIZE <= (right - left + drafters_look.SPACING)
+                   * plot for line in title.text.split("<br>")), title.text
+
+
+def test_the_drafters_bars_name_themselves_in_a_contrasting_ink():
+    """Each name inside its bar is white on a dark bar and near-black on a light one, at least 4.5:1 (WCAG AA);
+    no drafter is drawn pure black, which a dark background would swallow."""
+    bars = [t for t in charts.drafters_chart(load_record(EXAMPLES / "drafters.json")).data if t.type == "bar"]
+    assert len(bars) == 9 and all(t.textposition == "inside" for t in bars)
+    for bar in bars:
+        ink = bar.insidetextfont.color
+        assert drafters_look.contrast(ink, bar.marker.color) >= 4.5, (bar.x[0], ink)
+        assert ink == max(("#ffffff", drafters_look.DARK_INK),
+                          key=lambda color: drafters_look.contrast(color, bar.marker.color))
+    assert {b.x[0]: b.insidetextfont.color for b in bars if b.x[0] in ("unigram", "tiny", "eagle")} == {
+        "unigram": drafters_look.DARK_INK, "tiny": drafters_look.DARK_INK, "eagle": "#ffffff"}
+    assert drafters_look.contrast("#000000", "#ffffff") == pytest.approx(21)
+    assert "#000000" not in drafters_look.COLORS
+
+
+def test_the_toy_charts_keep_every_token_and_each_p_over_its_own_bar():
+    """The Theory page's toy, drawn as narrow as 230 px: every token a tick (a repeated token its own bar), p a
+    line in data units as wide as its bar (never over a neighbour), q's circle smaller with more tokens, and the
+    titles and legends inside the figure."""
+    labels = [str(t) for t in TABLE["token"]]
+    toy = split(TABLE["p"], TABLE["q"])
+    counts = simulate(TABLE["p"], TABLE["q"], 500)
+    for fig in (charts.toy_split_chart(toy, labels), charts.toy_histogram(counts, toy.p, labels)):
+        axis = fig.layout.xaxis
+        assert axis.tickmode == "array" and list(axis.ticktext) == labels and list(axis.tickvals) == [0, 1, 2, 3, 4]
+        assert all(list(t.x) == [0, 1, 2, 3, 4] for t in fig.data if t.type == "bar")
+        line = next(t for t in fig.data if t.name == "p (target)")
+        half = (1 - fig.layout.bargap) / 2
+        assert list(line.x) == pytest.approx([v for i in range(5) for v in (i - half, i + half, None)])
+        assert list(line.y) == pytest.approx([v for p in toy.p for v in (p, p, None)])
+        assert all(len(row) <= 20 for row in fig.layout.title.text.split("<br>"))   # bold 22 px in 230 px
+        legend = fig.layout.legend
+        rows = sum(1 + (t.name or "").count("<br>") for t in fig.data)
+        assert legend.yref == "container" and rows * 24 <= legend.y * fig.layout.height <= fig.layout.margin.b - 40
+        assert all(len(row) <= 24 for t in fig.data for row in t.name.split("<br>"))
+    assert fig.layout.margin == charts.toy_split_chart(toy, labels).layout.margin   # side by side, plots aligned
+    q = next(t for t in charts.toy_split_chart(toy, labels).data if t.name == "q (drafter)")
+    assert q.marker.size == toy_look.marker_size(5) == 16 and toy_look.marker_size(20) < 16
+    twice = charts.toy_split_chart(split([1, 1, 2], [2, 1, 1]), ["a", "a", "b"])
+    assert list(twice.layout.xaxis.ticktext) == ["a", "a", "b"] and list(twice.data[0].x) == [0, 1, 2]
