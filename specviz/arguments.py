@@ -49,18 +49,19 @@ def output_file(text: str) -> str:
         raise argparse.ArgumentTypeError(f"cannot make the folder {path.parent}: {error.strerror}") from None
     if not os.access(path.parent, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
         raise argparse.ArgumentTypeError(f"cannot write {text}: permission denied")
-    return text
+    return str(path)
 
 
 def number_list(text: str, flag: str, convert: Callable[[str], float] = int, low: float = 1,
-                empty: bool = False) -> list:
-    """A comma-separated list of numbers ≥ `low` (whole numbers with `convert` = int), refused in one line;
-    an empty list only where `empty` allows it."""
+                below: float = math.inf, empty: bool = False) -> list:
+    """A comma-separated list of numbers from `low` up to (not including) `below` (whole numbers with `convert` =
+    int), refused in one line; an empty list only where `empty` allows it."""
     kind = "whole numbers" if convert is int else "numbers"
     try:
         values = [convert(v) for v in text.split(",") if v.strip()]
     except ValueError:
         raise SpecvizError(f"{flag} takes comma-separated {kind}, got {text!r}") from None
-    if (not values and not empty) or any(not math.isfinite(v) or v < low for v in values):
-        raise SpecvizError(f"{flag} takes comma-separated {kind} >= {low:g}, got {text!r}")
+    if (not values and not empty) or any(not math.isfinite(v) or not low <= v < below for v in values):
+        bound = "" if below == math.inf else f" and < {below:g}"
+        raise SpecvizError(f"{flag} takes comma-separated {kind} >= {low:g}{bound}, got {text!r}")
     return values

@@ -19,7 +19,7 @@ from specviz.bench.half_precision import add_half_precision_arguments, run_half_
 from specviz.bench.remote import add_remote_bench_arguments, run_remote_bench
 from specviz.corpus.command import add_corpus_arguments, run_corpus
 from specviz.errors import SpecvizError
-from specviz.settings import VERIFY_RULES, DecodeSettings
+from specviz.settings import MAX_GAMMA, VERIFY_RULES, DecodeSettings
 from specviz.training.acceptance_command import add_acceptance_arguments, run_acceptance
 from specviz.training.command import add_train_arguments, run_train
 from specviz.training.count_command import add_count_arguments, run_count
@@ -318,8 +318,8 @@ def run_sweep(args: argparse.Namespace) -> None:
     from specviz.sweep import gamma_sweep
 
     refuse_ignored(args, "sweep runs chains at each of --gammas", "gamma", "branches", "nodes", "auto_size")
-    if any(g < 1 for g in args.gammas):
-        raise SpecvizError(f"--gammas must all be >= 1, got {args.gammas}")
+    if any(not 1 <= g <= MAX_GAMMA for g in args.gammas):
+        raise SpecvizError(f"--gammas must all be between 1 and {MAX_GAMMA}, got {args.gammas}")
     before = load_study(args.again) if args.again else None
     if before is not None and before.kind != "gamma sweep":
         raise SpecvizError(f"--again {args.again} holds a {before.kind} study, not a γ sweep")

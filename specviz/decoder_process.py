@@ -142,7 +142,7 @@ class Request:
         self._on_status = on_status
         self._done = False
         self.cpu_seconds: float | None = None  # the decoder process's CPU time for the work, once done
-        self.error: SpecvizError | None = None   # what ended the work while `stop` drained it, which it does not raise
+        self.error: Exception | None = None   # what ended the work while `stop` drained it, which it does not raise
 
     def __iter__(self) -> Request:
         return self
@@ -354,4 +354,4 @@ def follow_trace(request: Request) -> Iterator:
         for item in request.stop():
             apply(item)
         if request.error is not None and trace is not None and trace.stopped_by is None:
-            trace.stopped_by = f"an error as it stopped: {request.error}"
+            trace.stopped_by = f"an error as it stopped: {str(request.error).splitlines()[0]}"

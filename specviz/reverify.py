@@ -45,10 +45,13 @@ class Reverified:
         return self.accepted + 1
 
 
-def spec_rank(step: DraftStep) -> int:
-    """The draft's rank in the target's p after its parent, from the recorded top-k (k when outside it)."""
+def spec_rank(step: DraftStep) -> float:
+    """The draft's rank in the target's p after its parent, from the recorded top-k (k when outside it; unknown,
+    ∞, where no top was recorded)."""
     top = step.p_top
-    return len(top.ids) if top is None or step.token_id not in top.ids else top.ids.index(step.token_id)
+    if top is None:
+        return math.inf
+    return top.ids.index(step.token_id) if step.token_id in top.ids else len(top.ids)
 
 
 def spec_test(step: DraftStep, beta: int, tau: float, temperature: float = 1.0) -> bool:

@@ -240,6 +240,11 @@ def test_reverify_takes_the_passing_child_the_target_ranks_best(trace):
     assert [c.state for c in iteration_cells(tree.iterations[0], verdict.path)] == ["kept", "kept", "bonus"]
 
 
+def test_a_draft_with_no_recorded_top_fails_reverification_without_a_fuss(trace):
+    trace.iterations[1].drafts[0].p_top = None
+    assert reverify(trace, beta=10, tau=10.0)[1].passed[0] is False
+
+
 def test_reverified_tokens_stop_where_the_run_accepted_an_eos(trace):
     """The run's last iteration accepted EOS as its second draft and emitted 2 tokens, not 3: Tok. with
     a rule that keeps what the run kept is the run's own tokens / iteration."""

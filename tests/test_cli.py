@@ -11,6 +11,7 @@ import pytest
 from test_tree_size import CPU_CURVE, cost, flat, write_sizing
 
 from specviz import load_model, load_trace
+from specviz.arguments import output_file
 from specviz.cli import main
 from specviz.decoder_process import ModelSpec
 from specviz.drafters import default_drafter, drafter_name, eagle
@@ -64,6 +65,9 @@ BAD = [
      "holds a grid study, not a γ sweep"),
     (["bench", "--gammas", "a"], "--gammas takes comma-separated whole numbers, got 'a'"),
     (["bench", "--draft-confidences", "x"], "--draft-confidences takes comma-separated numbers, got 'x'"),
+    (["bench", "--draft-confidences", "1"], "--draft-confidences takes comma-separated numbers >= 0 and < 1"),
+    (["bench", "--gammas", "65"], "--gammas takes comma-separated whole numbers >= 1 and < 65"),
+    (["sweep", PROMPT, "--gammas", "65", "--out", "never.json"], "--gammas must all be between 1 and 64"),
     (["half-precision", "--drafters", "eagle,bogus"], "--drafters takes drafter kinds separated by commas"),
     (["gpu-check", "--drafters", "bogus"], "--drafters takes drafter kinds separated by commas"),
     (["train-drafter", "--lr", "-1"], "--lr must be > 0 and finite, got -1.0"),
@@ -92,6 +96,11 @@ def test_an_output_path_that_cannot_take_the_result_is_refused_before_any_work(t
         assert stop.value.code == 2 and "is a folder: name a file in it" in capsys.readouterr().err
     new = tmp_path / "new" / "sweep.json"   # a folder not there yet is made, so the result has a place
     assert main(["sweep", PROMPT, "--gamma", "3", "--out", str(new)]) == 2 and new.parent.is_dir()
+
+
+def test_an_output_path_is_written_where_it_was_checked(tmp_path, monkeypatch):
+    monkeypatch.setenv("HOME", str(tmp_path))
+    assert output_file("~/runs/s.json") == str(tmp_path / "runs" / "s.json") and (tmp_path / "runs").is_dir()
 
 
 def test_a_prompt_set_that_is_not_one_is_refused_in_one_line(tmp_path, capsys):

@@ -52,6 +52,8 @@ def test_chain_rejection_shows_its_numbers():
 def test_the_context_shows_the_prompt_as_the_target_read_it():
     trace = make_trace()
     assert "(in grey)" in charts.lesson_steps(trace, 1)[CONTEXT].body   # an older file: the prompt alone
+    trace.context = trace.prompt   # a run fed the raw prompt, with no chat template
+    assert "(in grey)" in charts.lesson_steps(trace, 1)[CONTEXT].body
     trace.context = ("<|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\nprompt<|im_end|>\n"
                      "<|im_start|>assistant\n")
     body = charts.lesson_steps(trace, 1)[CONTEXT].body
@@ -162,6 +164,12 @@ def test_unrecorded_drafts_eos_and_a_free_drafter():
     assert f"towards 1 / (1 − α̂) = {1 / (1 - summary.alpha):.2f}×" in last[SPEEDUP].body
     assert "the formula has no optimal γ" in last[SPEEDUP].body and "The optimal γ" not in last[SPEEDUP].body
     assert not [t for t in last[SPEEDUP].figure.data if (t.name or "").startswith("optimal γ")]
+    for it in trace.iterations:   # every draft rejected: nothing grows
+        it.accepted = 0
+        for d in it.drafts:
+            d.verdict = "rejected"
+    assert trace.summary().alpha == 0
+    assert "every draft is rejected: S = 1 at any γ" in charts.lesson_steps(trace, 2)[SPEEDUP].body
 
 
 def test_a_block_drafted_in_one_pass_is_explained():

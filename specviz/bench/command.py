@@ -27,7 +27,7 @@ from specviz.decoder_process import DecoderProcess, ModelSpec
 from specviz.drafters.ngram import MAX_NGRAM
 from specviz.errors import SpecvizError
 from specviz.packed_linear import PackedLinear
-from specviz.settings import DecodeSettings
+from specviz.settings import MAX_GAMMA, DecodeSettings
 from specviz.sizing import prepare, warnings
 from specviz.tree import parse_shape
 from specviz.tree_size import DEPTHS
@@ -105,8 +105,8 @@ def run_bench(args: argparse.Namespace) -> None:
     if args.repeats < 1 or args.warmup < 0 or args.threads < 1:
         raise SpecvizError("--repeats and --threads must be >= 1, --warmup >= 0")
     torch.set_num_threads(args.threads)
-    gammas = number_list(args.gammas, "--gammas", empty=True)
-    confidences = number_list(args.draft_confidences, "--draft-confidences", float, low=0)
+    gammas = number_list(args.gammas, "--gammas", below=MAX_GAMMA + 1, empty=True)
+    confidences = number_list(args.draft_confidences, "--draft-confidences", float, low=0, below=1)
     trees = [t.strip() for t in args.trees.split(",") if t.strip()]
     kinds = drafter_kinds(args.drafters) if args.drafters else _default_kinds()
     if args.drafter_model and "model" not in kinds:

@@ -46,7 +46,7 @@ from specviz.divergence import NEAR_TIE, first_divergence
 from specviz.drafters import DraftModelDrafter, build_drafter
 from specviz.models import LoadedModel, embedded_dir, load_model
 from specviz.packed_linear import can_pack, pack_linears
-from specviz.settings import DecodeSettings
+from specviz.settings import MAX_GAMMA, DecodeSettings
 from specviz.theory import expected_tokens
 from specviz.trace import Trace
 from specviz.verify_cost import VerifyCost
@@ -125,7 +125,7 @@ def run_gpu_check(args: argparse.Namespace) -> None:
         torch.set_num_threads(args.threads)
     device = pick_device(args.device)
     half = pick_dtype(device, args.half or ("bf16" if device.type == "cpu" else None))  # CUDA: bf16 if supported
-    gammas, kinds = number_list(args.gammas, "--gammas"), drafter_kinds(args.drafters)
+    gammas, kinds = number_list(args.gammas, "--gammas", below=MAX_GAMMA + 1), drafter_kinds(args.drafters)
     prompts = load_prompts(args.prompts, per_category=args.per_category)
     started = time.monotonic()
     rows = [row for dtype in (torch.float32, half)

@@ -144,7 +144,8 @@ def _context(trace: Trace, index: int) -> LessonStep:
     head, tail = PROMPT_CHARS
     prompt = read if len(read) <= head + tail else f"{read[:head]} … {read[-tail:]}"
     spans = "".join(token_span(piece, kind) for piece, kind in text_segments(before, include_rejected=False))
-    template = " (in grey, as the target read it: its chat template included)" if trace.context else " (in grey)"
+    templated = trace.context.strip() not in ("", trace.prompt.strip())
+    template = " (in grey, as the target read it: its chat template included)" if templated else " (in grey)"
     body = (f"<p>Iteration {index} (numbered 0 to {len(trace.iterations) - 1}). Everything before it is committed: "
             f"the prompt{template} and the {count(committed, 'token')} of iterations before it.</p>"
             f'<div style="{CONTEXT_CSS}"><span style="color: #666666;">{html.escape(prompt)}</span>{spans}</div>'
@@ -409,7 +410,8 @@ def _speedup(trace: Trace) -> LessonStep:
             f"</p><p>Expected tokens per iteration (Leviathan et al., eq. 1): {e_text}; measured "
             f"{summary.accepted_length:.2f}.</p>"
             f"<p>Expected walltime improvement (Theorem 3.8): {cost}.</p>"
-            + ("<p>With c = 0 every draft is free, so S = E only grows with γ, towards "
+            + ("<p>With α̂ = 0 every draft is rejected: S = 1 at any γ, so no γ helps.</p>" if free and alpha == 0 else
+               "<p>With c = 0 every draft is free, so S = E only grows with γ, towards "
                + ("no bound" if alpha == 1 else f"1 / (1 − α̂) = {1 / (1 - alpha):.2f}×")
                + ": the formula has no optimal γ.</p>" if free else
                f"<p>The optimal γ = {best} maximises S: {theory.walltime_improvement(alpha, best, c, block):.2f}× "

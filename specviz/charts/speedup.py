@@ -45,7 +45,8 @@ def speedup_chart(alpha: float | None, c: float, max_gamma: int = 16,
                   earlier: list[tuple[int, float | None, float | None, float | None]] = (),
                   adaptive_before: tuple[float | None, float | None, float | None] | None = None) -> go.Figure:
     """Left: S(γ) = (1 − α^(γ+1)) / ((1 − α)(γc + 1)) (Leviathan et al., Theorem 3.8) with the optimal
-    γ starred, and measured speedups. Right: E(γ) = (1 − α^(γ+1)) / (1 − α) (eq. 1) and measured
+    γ starred (where drafting costs: with c = 0 and no block, S grows with γ and none is), and measured
+    speedups. Right: E(γ) = (1 − α^(γ+1)) / (1 − α) (eq. 1) and measured
     tokens per iteration. A parallel drafter (`block` B > 0) drafts min(γ, B) tokens in one step, so its
     curves are E(min(γ, B)) and E(min(γ, B)) / (c + 1) (`theory.walltime_improvement`). `measured` holds
     (γ, speedup, tokens per iteration) points; `adaptive` an adaptive run's (largest γ it may draft, speedup,
