@@ -32,6 +32,12 @@ STYLE = {  # ANSI styles; without colour the markers below still tell the kinds 
 LEGEND = {"accepted": "accepted draft", "rejected": "rejected draft (not in output)",
           "correction": "correction after a rejection", "bonus": "bonus token", "target": "target step"}
 MODEL_FREE_KINDS = ("ngram", "none")  # drafter kinds that take no --drafter-model
+# The options a study command sets itself, and why: refused when given, and left out of its --help.
+SET_BY = {"sweep": ("sweep runs chains at each of --gammas", ("gamma", "branches", "nodes", "auto_size")),
+          "grid": ("grid runs the target's greedy output, then Spec-Verification over --betas × --taus on chains of "
+                   "--gamma", ("verify", "beta", "tau", "branches", "nodes", "auto_size", "adaptive")),
+          "drafters": ("drafters runs each of --kinds with its own weights, as chains of --gamma",
+                       ("drafter", "drafter_model", "branches", "nodes", "auto_size", "adaptive"))}
 # DecodeSettings' fields as the command line names them (its own messages name the fields).
 FLAGS = {field: "--" + field.replace("_", "-") for field in (
     "gamma", "verify", "temperature", "top_k", "top_p", "beta", "tau", "seed", "max_new_tokens", "branches",
@@ -66,7 +72,7 @@ def add_sweep_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--again", default=None, metavar="STUDY",
                         help="a sweep saved before on the same settings: say which of this sweep's points fall "
                              "within the error bars drawn there")
-    add_study_arguments(parser)
+    add_study_arguments(parser, "sweep")
 
 
 def add_repeats_argument(parser: argparse.ArgumentParser, runs: str) -> None:
@@ -81,7 +87,7 @@ def add_grid_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--taus", type=float, nargs="+", default=[1.0, 3.0, 5.0],
                         help="the τ values (default 1 3 5)")
     add_repeats_argument(parser, "each (β, τ)")
-    add_study_arguments(parser)
+    add_study_arguments(parser, "grid")
 
 
 def add_drafters_arguments(parser: argparse.ArgumentParser) -> None:
@@ -91,14 +97,18 @@ def add_drafters_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--kinds", nargs="+", default=list(STANDALONE_KINDS), choices=STANDALONE_KINDS,
                         help=f"the drafters to compare (default: {' '.join(STANDALONE_KINDS)})")
     add_repeats_argument(parser, "each drafter")
-    add_study_arguments(parser)
+    add_study_arguments(parser, "drafters")
 
 
-def add_study_arguments(parser: argparse.ArgumentParser) -> None:
+def add_study_arguments(parser: argparse.ArgumentParser, command: str) -> None:
+    """The options every study command takes, less those it sets itself (`SET_BY`: refused, so left out of --help)."""
     parser.add_argument("--out", metavar="PATH", required=True, type=output_file, help="save the study (JSON) here")
     add_model_arguments(parser)
     add_decode_arguments(parser)
     add_threads_argument(parser)
+    for action in parser._actions:
+        if action.dest in SET_BY[command][1]:
+            action.help = argparse.SUPPRESS
 
 
 def add_model_arguments(parser: argparse.ArgumentParser) -> None:
@@ -317,7 +327,7 @@ def run_sweep(args: argparse.Namespace) -> None:
     from specviz.study import load_study, repeats, same_setup
     from specviz.sweep import gamma_sweep
 
-    refuse_ignored(args, "sweep runs chains at each of --gammas", "gamma", "branches", "nodes", "auto_size")
+    refuse_ignored(args, "sweep")
     if any(not 1 <= g <= MAX_GAMMA for g in args.gammas):
         raise SpecvizError(f"--gammas must all be between 1 and {MAX_GAMMA}, got {args.gammas}")
     before = load_study(args.again) if args.again else None
@@ -335,8 +345,7 @@ def run_sweep(args: argparse.Namespace) -> None:
 def run_grid(args: argparse.Namespace) -> None:
     from specviz.sweep import beta_tau_grid
 
-    refuse_ignored(args, "grid runs the target's greedy output, then Spec-Verification over --betas × --taus on "
-                   "chains of --gamma", "verify", "beta", "tau", "branches", "nodes", "auto_size", "adaptive")
+    refuse_ignored(args, "grid")
     if any(b < 1 for b in args.betas) or any(t < 0 for t in args.taus):
         raise SpecvizError(f"--betas must be >= 1 and --taus >= 0, got {args.betas} and {args.taus}")
     run_study(args, beta_tau_grid, sorted(set(args.betas)), sorted(set(args.taus)), repeats=args.repeats)
@@ -345,13 +354,14 @@ def run_grid(args: argparse.Namespace) -> None:
 def run_drafters(args: argparse.Namespace) -> None:
     from specviz.sweep import drafter_comparison
 
-    refuse_ignored(args, "drafters runs each of --kinds with its own weights, as chains of --gamma", "drafter",
-                   "drafter_model", "branches", "nodes", "auto_size", "adaptive")
+    refuse_ignored(args, "drafters")
     run_study(args, drafter_comparison, list(dict.fromkeys(args.kinds)), repeats=args.repeats)
 
 
-def refuse_ignored(args: argparse.Namespace, why: str, *names: str) -> None:
-    """A study command sets these options itself: one given is refused, before any model loads or is sized."""
+def refuse_ignored(args: argparse.Namespace, command: str) -> None:
+    """A study command sets some options itself (`SET_BY`): one given is refused, before any model loads or is
+    sized."""
+    why, names = SET_BY[command]
     d = DecodeSettings()
     unset = {"gamma": None, "drafter": None, "drafter_model": None, "auto_size": False, "adaptive": False,
              "verify": d.verify, "beta": d.beta, "tau": d.tau, "branches": d.branches, "nodes": d.nodes}

@@ -28,6 +28,10 @@ def test_help_documents_every_option(capsys):
     for option in ["--gamma", "--temperature", "--top-k", "--top-p", "--drafter", "--verify", "--seed",
                    "--max-new-tokens", "--trace", "--compare-baseline", "--beta", "--tau", "--target-latency-ms"]:
         assert option in out
+    with pytest.raises(SystemExit):
+        main(["drafters", "--help"])
+    out = capsys.readouterr().out   # a study command's help leaves out the options it sets itself
+    assert "--kinds" in out and "--temperature" in out and "--drafter " not in out and "--branches" not in out
     top = subprocess.run([sys.executable, "-m", "specviz", "--help"], capture_output=True, text=True,
                          check=True).stdout   # the module runs as a program
     assert "generate" in top and "show" in top and "bench-remote" in top
