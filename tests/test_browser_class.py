@@ -55,8 +55,10 @@ def show_example(page, example: Example) -> None:
 
 
 def step(page, button: str, number: int) -> float:
-    """Seconds from pressing the Lesson's `button` to step `number` shown (`timed`)."""
-    return timed(page, lambda: page.get_by_role("button", name=button).click(), f"h2:has-text('Step {number} of 7')")
+    """Seconds from pressing the Lesson's `button` (the one above the step; it is there again below) to step
+    `number` shown (`timed`)."""
+    return timed(page, lambda: page.get_by_role("button", name=button).first.click(),
+                 f"h2:has-text('Step {number} of 7')")
 
 
 @pytest.mark.serial
