@@ -9,7 +9,7 @@ import argparse
 import re
 import signal
 import sys
-from dataclasses import replace
+from dataclasses import fields, replace
 from pathlib import Path
 
 from specviz.arguments import at_least_one, output_file
@@ -39,11 +39,8 @@ SET_BY = {"sweep": ("sweep runs chains at each of --gammas", ("gamma", "branches
           "drafters": ("drafters runs each of --kinds with its own weights, as chains of --gamma",
                        ("drafter", "drafter_model", "branches", "nodes", "auto_size", "adaptive"))}
 # DecodeSettings' fields as the command line names them (its own messages name the fields).
-FLAGS = {field: "--" + field.replace("_", "-") for field in (
-    "gamma", "verify", "temperature", "top_k", "top_p", "beta", "tau", "seed", "max_new_tokens", "branches",
-    "nodes", "draft_confidence", "target_latency_ms", "target_url", "target_model", "target_logprobs",
-    "auto_size", "adaptive", "learn_costs")}
-FLAGS |= {"record_top_k": "--top-k-record", "target_timeout_s": "--target-timeout"}
+FLAGS = {f.name: "--" + f.name.replace("_", "-") for f in fields(DecodeSettings)} | {
+    "record_top_k": "--top-k-record", "target_timeout_s": "--target-timeout"}   # the two named otherwise
 
 
 def add_generate_arguments(parser: argparse.ArgumentParser) -> None:

@@ -75,8 +75,8 @@ def drafters_chart(study: Study) -> go.Figure:
     top = max((s.alpha for s in summaries if s.alpha is not None), default=1.0)
     alpha_range = [0.0, min(1.05, top * 1.3 + 0.05)]   # the points spread over the panel's height
     stretch = (WIDEST - MARGIN["l"] - MARGIN["r"]) / (NARROWEST - MARGIN["l"] - MARGIN["r"])
-    places = place_labels([(s.c or 0.0, s.alpha) for s in summaries], labels, c_range, alpha_range,
-                          panel_size(fig, "xaxis2"), stretch, MARKER, LABEL_SIZE)
+    places = place_labels(tuple((s.c or 0.0, s.alpha) for s in summaries), tuple(labels), tuple(c_range),
+                          tuple(alpha_range), panel_size(fig, "xaxis2"), stretch, MARKER, LABEL_SIZE)
     for i, (variant, row, name, s) in enumerate(zip(study.variants, study.rows()[1:], names, summaries)):
         color = COLORS[i % len(COLORS)]
         style = {"symbol": SYMBOLS[i % len(SYMBOLS)], "size": MARKER, "color": color}

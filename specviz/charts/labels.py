@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 
 CHAR = 0.5         # a character's width in em, generous for Source Sans (Streamlit's) and Open Sans (plotly's)
 TRIES = 5_000      # backtracking steps for the labels' places before the least-overlap fallback
@@ -102,9 +103,10 @@ def sweep_line(start: tuple[float, float], end: tuple[float, float], b: Box, shi
     return max(xs[0] - b[2], shifts[0]) < min(xs[1] - b[0], shifts[1])
 
 
-def place_labels(points: list[tuple[float, float | None]], labels: list[str], x_range: list[float],
-                 y_range: list[float], size: tuple[float, float], stretch: float, marker: float,
-                 font: float) -> list[Place]:
+@lru_cache(maxsize=16)   # a page's every rerun draws the chart again from the same study
+def place_labels(points: tuple[tuple[float, float | None], ...], labels: tuple[str, ...], x_range: tuple[float, float],
+                 y_range: tuple[float, float], size: tuple[float, float], stretch: float, marker: float,
+                 font: float) -> tuple[Place, ...]:
     """Each point's label `Place` (markers of `marker` px, labels in `font` px), such that at every width of the
     panel from the narrowest (`size` px) to `stretch` times that, each label stays inside the panel, clear of every
     marker and of the other labels, and each callout's line clear of the other markers and labels: found by
@@ -182,4 +184,4 @@ def place_labels(points: list[tuple[float, float | None]], labels: list[str], x_
     places = [Place(PLACES[0], None, label, (0.0, 0.0, 0.0, 0.0)) for label in labels]
     for i, place in placed:
         places[i] = place
-    return places
+    return tuple(places)
