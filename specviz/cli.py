@@ -103,9 +103,10 @@ def add_study_arguments(parser: argparse.ArgumentParser, command: str) -> None:
     add_model_arguments(parser)
     add_decode_arguments(parser)
     add_threads_argument(parser)
-    for action in parser._actions:
-        if action.dest in SET_BY[command][1]:
-            action.help = argparse.SUPPRESS
+    set_here = [action for action in parser._actions if action.dest in SET_BY[command][1]]
+    for action in set_here:
+        action.help = argparse.SUPPRESS
+    parser.set_defaults(set_here={action.dest: action.default for action in set_here})
 
 
 def add_model_arguments(parser: argparse.ArgumentParser) -> None:
@@ -358,11 +359,9 @@ def run_drafters(args: argparse.Namespace) -> None:
 def refuse_ignored(args: argparse.Namespace, command: str) -> None:
     """A study command sets some options itself (`SET_BY`): one given is refused, before any model loads or is
     sized."""
-    why, names = SET_BY[command]
-    d = DecodeSettings()
-    unset = {"gamma": None, "drafter": None, "drafter_model": None, "auto_size": False, "adaptive": False,
-             "verify": d.verify, "beta": d.beta, "tau": d.tau, "branches": d.branches, "nodes": d.nodes}
-    given = [FLAGS.get(name, "--" + name.replace("_", "-")) for name in names if getattr(args, name) != unset[name]]
+    why = SET_BY[command][0]
+    given = [FLAGS.get(name, "--" + name.replace("_", "-")) for name, default in args.set_here.items()
+             if getattr(args, name) != default]
     if given:
         raise SpecvizError(f"{why}: drop {', '.join(given)}")
 

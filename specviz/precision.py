@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import torch
 
 from specviz.device import native_bf16, pick_dtype
+from specviz.plural import count
 from specviz.verify_cost import Setup, stored
 
 
@@ -69,4 +70,4 @@ def gain_note(model: str, device: torch.device, threads: int) -> str:
                 "drafts on (each measures the target's passes) and this says how much faster bf16 is here.")
     return (f"This CPU computes bf16 in hardware: one target step took {gain.bf16_s * 1e3:.1f} ms in bf16 against "
             f"{gain.fp32_s * 1e3:.1f} ms in float32, {gain.speedup:.2f}× faster (measured on this machine, "
-            f"{gain.threads} torch thread{'s' if gain.threads != 1 else ''}).")
+            f"{count(gain.threads, 'torch thread')}).")

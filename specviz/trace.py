@@ -60,6 +60,7 @@ import pandas as pd
 
 from specviz.errors import SpecvizError
 from specviz.files import write_whole
+from specviz.plural import count
 from specviz.settings import DecodeSettings
 from specviz.tree import children, depths
 
@@ -299,7 +300,7 @@ def approximate_note(trace: Trace) -> str | None:
                      f" only: up to {trace.approximate:.1%} of p lay outside them, and the verdicts, corrections and "
                      "bonus tokens followed p renormalised on what came back (ask for the whole p to make it exact)")
     if trace.unsent:
-        notes.append(f"{trace.unsent} draft{'s' * (trace.unsent != 1)} drawn from q could not be sent to the "
+        notes.append(f"{count(trace.unsent, 'draft')} drawn from q could not be sent to the "
                      "remote target, whose engine takes text its tokenizer would split otherwise, and were left "
                      "out: whether a draw is left out depends on the token drawn, which moves the output off p")
     return "; and ".join(notes) or None

@@ -10,8 +10,8 @@ from __future__ import annotations
 import streamlit as st
 
 from specviz import Trace
-from specviz.charts.style import count
 from specviz.examples import PACK, Example, example, load_example
+from specviz.plural import count
 from specviz.study import Repeat, Study, repeats, run_name, same_setup
 from specviz.trace import approximate_note
 

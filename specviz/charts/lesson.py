@@ -23,7 +23,7 @@ from specviz import theory
 from specviz.charts.inspector import acceptance_test, final_bars, pq_bars, residual_bars
 from specviz.charts.run_settings import draft_shape, picking
 from specviz.charts.speedup import speedup_chart
-from specviz.charts.style import INK, count, show_token
+from specviz.charts.style import INK, show_token
 from specviz.charts.text import token_span
 from specviz.charts.tree import (
     confidence_stop,
@@ -33,6 +33,7 @@ from specviz.charts.tree import (
     residual_sequence,
     token_tree,
 )
+from specviz.plural import count
 from specviz.settings import rule_name
 from specviz.trace import DraftStep, Iteration, Trace, text_segments
 from specviz.tree import is_chain

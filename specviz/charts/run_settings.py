@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from specviz.charts.style import count
+from specviz.plural import count
 from specviz.settings import RULE_NAMES, DecodeSettings
 from specviz.trace import Trace
 

@@ -74,11 +74,6 @@ def range_bars(middles: list[float | None], lows: list[float | None], highs: lis
             "arrayminus": [m - lo if k else 0.0 for m, lo, k in zip(middles, lows, known)]}
 
 
-def count(n: int, word: str) -> str:
-    """"1 token", "3 tokens": a count with its noun."""
-    return f"{n} {word}{'s' * (n != 1)}"
-
-
 def show_token(token: str) -> str:
     """A token as a readable label: visible spaces and newlines."""
     return token.replace("\n", "↵").replace(" ", "␣") or "∅"
