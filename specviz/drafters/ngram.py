@@ -22,30 +22,22 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from specviz.drafters.base import Draft, Drafter, one_hot_draft
+from specviz.drafters.base import Draft, one_hot_draft
+from specviz.drafters.suffix import SuffixDrafter
 from specviz.warpers import Warper
 
 MAX_NGRAM = 8   # the longest suffix looked for: a longer match copies better, and says so (above)
 
 
-class NgramDrafter(Drafter):
+class NgramDrafter(SuffixDrafter):
     def __init__(self, vocab: int, device: torch.device, max_ngram: int | None = None):
         max_ngram = max_ngram or MAX_NGRAM
         self.name = f"ngram (prompt lookup, n=1..{max_ngram})"
         self.vocab = vocab
         self.device = device
         self.max_ngram = max_ngram
-        self.prompt: list[int] = []
         self.chain_situations = tuple(f"match {n}" for n in range(2, max_ngram + 1))
-
-    def begin(self, prompt_ids: list[int]) -> None:
-        self.prompt = list(prompt_ids)
-        self.found: tuple[int, int, list[int]] = (-1, 0, [])   # (len(generated), n, starts) last matched
-
-    def situation(self, generated: list[int]) -> str:
-        """The length of the suffix found earlier: a 3-token match is copied far more often than a 1-token one."""
-        n = self._match(generated)[0]
-        return f"match {n}" if n else "no match"
+        self.begin([])
 
     def propose(self, generated: list[int], gamma: int, warper: Warper, generator: torch.Generator,
                 confidence: float = 0.0, branches: int = 1, nodes: int = 0) -> Draft:
@@ -60,15 +52,11 @@ class NgramDrafter(Drafter):
     def _continuations(self, generated: list[int], gamma: int) -> list[list[int]]:
         """The γ tokens after each earlier occurrence of the matched suffix, leftmost first."""
         seq = self.prompt + generated
-        n, starts = self._match(generated)
+        n, starts = self.match(generated)
         return [seq[start + n:start + n + gamma] for start in starts]
 
-    def _match(self, generated: list[int]) -> tuple[int, list[int]]:
-        """`matches` of prompt + generated, once per length of `generated` (asked by `situation`, then
-        by `propose`)."""
-        if self.found[0] != len(generated):
-            self.found = (len(generated), *matches(self.prompt + generated, self.max_ngram))
-        return self.found[1], self.found[2]
+    def lookup(self, generated: list[int]) -> tuple[int, list[int]]:
+        return matches(self.prompt + generated, self.max_ngram)
 
 
 def matches(seq: list[int], max_ngram: int) -> tuple[int, list[int]]:

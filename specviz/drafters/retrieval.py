@@ -29,7 +29,8 @@ import numpy as np
 import torch
 
 from specviz.corpus.store import CORPUS_DIR, Record, load_records, shard_paths, split_validation
-from specviz.drafters.base import Draft, Drafter, one_hot_draft
+from specviz.drafters.base import Draft, one_hot_draft
+from specviz.drafters.suffix import SuffixDrafter
 from specviz.drafters.weights import digest
 from specviz.errors import SpecvizError
 from specviz.models import LoadedModel
@@ -129,33 +130,23 @@ def retrieval_name(max_ngram: int = MAX_NGRAM) -> str:
     return f"retrieval (REST, n=1..{max_ngram})"
 
 
-class RetrievalDrafter(Drafter):
+class RetrievalDrafter(SuffixDrafter):
+    """Its situation is the length of the suffix found (on the corpus's validation prompts, greedy, the first
+    token drafted after a 1-token match was the target's 19% of the time, after 4 tokens 40%, after the whole
+    8-token window 56%)."""
+
     def __init__(self, datastore: Datastore, vocab: int, device: torch.device, weights: str = ""):
         self.name = retrieval_name(datastore.max_ngram)
         self.datastore, self.vocab, self.device, self.weights = datastore, vocab, device, weights
         self.begin([])
 
-    def begin(self, prompt_ids: list[int]) -> None:
-        self.prompt = list(prompt_ids)
-        self.found: tuple[int, int, np.ndarray] = (-1, 0, np.zeros(0, np.int64))
-
-    def situation(self, generated: list[int]) -> str:
-        """The length of the suffix found: the longer the match, the likelier its continuation is the
-        target's (on the corpus's validation prompts, greedy, the first token drafted after a 1-token match
-        was the target's 19% of the time, after 4 tokens 40%, after the whole 8-token window 56%)."""
-        n = self._find(generated)[0]
-        return f"match {n}" if n else "no match"
-
     def propose(self, generated: list[int], gamma: int, warper: Warper, generator: torch.Generator,
                 confidence: float = 0.0, branches: int = 1, nodes: int = 0) -> Draft:
         """The most frequent continuations as a trie; a one-hot q is never unsure, so `confidence`
         never stops it."""
-        tree = self.datastore.tree(self._find(generated)[1], gamma, branches, nodes)
+        tree = self.datastore.tree(self.match(generated)[1], gamma, branches, nodes)
         return one_hot_draft(*tree, self.vocab, self.device)
 
-    def _find(self, generated: list[int]) -> tuple[int, np.ndarray]:
-        """`Datastore.find` of prompt + generated, once per length of `generated`."""
-        if self.found[0] != len(generated):
-            tail = self.datastore.max_ngram
-            self.found = (len(generated), *self.datastore.find(self.prompt[-tail:] + generated[-tail:]))
-        return self.found[1], self.found[2]
+    def lookup(self, generated: list[int]) -> tuple[int, np.ndarray]:
+        tail = self.datastore.max_ngram
+        return self.datastore.find(self.prompt[-tail:] + generated[-tail:])
