@@ -157,6 +157,33 @@ def test_a_rule_that_keeps_p_after_a_rejected_sibling_is_caught(children, monkey
     assert _p_value(_two_tokens(children, "plain", verification.lossless, 5000), "plain") < 1e-6
 
 
+P_ROOT, Q_ROOT = torch.tensor([0.6, 0.1, 0.3, 0.0]), torch.tensor([0.45, 0.05, 0.4, 0.1])
+
+
+def _first_tokens(first: str, trials: int, seed: int = 0) -> Counter:
+    """The token emitted at the root over many steps of two children: the first drawn from q or picked (q's
+    top), the second picked, q's likeliest other token. Where p and q disagree this much, a picked second
+    child tried against p, not against what the first's rejection left, moves the counts far off p."""
+    g = torch.Generator().manual_seed(seed)
+    counts = Counter()
+    for _ in range(trials):
+        x1 = int(torch.multinomial(Q_ROOT, 1, generator=g)) if first == "drawn" else int(Q_ROOT.argmax())
+        x2 = int(Q_ROOT.masked_fill(torch.arange(4) == x1, -1.0).argmax())
+        p = torch.stack([P_ROOT, torch.full((4,), 0.25), torch.full((4,), 0.25)])
+        v = verification.lossless(p, torch.stack([Q_ROOT, Q_ROOT]), torch.tensor([x1, x2]), g, [-1, -1],
+                                  [first == "drawn", False])
+        counts[(x1, x2)[v.path[0]] if v.path else v.recovered] += 1
+    return counts
+
+
+@pytest.mark.parametrize("first", ["drawn", "picked"])
+def test_a_picked_sibling_after_a_rejected_one_keeps_the_root_lossless(first, monkeypatch):
+    exact = dict(enumerate(P_ROOT.tolist()))
+    assert chi_square_p_value(exact, _first_tokens(first, 3000)) > 1e-3
+    monkeypatch.setattr(verification, "residual", lambda p, q: p.clone())   # the sibling tried against p itself
+    assert chi_square_p_value(exact, _first_tokens(first, 3000)) < 1e-6
+
+
 @pytest.mark.parametrize("rule", [{"temperature": 0.0}, {"temperature": 1.0}, {"verify": "spec", "beta": 2}])
 def test_a_tree_run_records_every_node_and_round_trips(tiny_llama_dirs, tmp_path, rule):
     target = load_model(str(tiny_llama_dirs[0]))

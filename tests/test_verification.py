@@ -53,6 +53,24 @@ def test_a_draw_of_u_zero_never_keeps_a_token_the_target_cannot_emit(monkeypatch
     v = verification.lossless(p, q, torch.tensor(draft), torch.Generator().manual_seed(0), parents, sampled)
     assert v.accepted == 0 and v.recovered in recovered
 
+@pytest.mark.parametrize("first_drawn, draft, left", [
+    (True, [2, 0], [1.0, 0.0, 0.0, 0.0]),     # norm(max(0, p − q)) after the drawn 2: all on 0
+    (False, [0, 2], [0.0, 0.25, 0.75, 0.0]),  # p without the picked 0, renormalised
+])
+def test_a_picked_sibling_after_a_rejection_is_tested_against_what_the_rejection_left(monkeypatch, first_drawn,
+                                                                                     draft, left):
+    """The second child of the root is picked (q one-hot on it): once the first is rejected it is kept with
+    chance p′(x), p′ what the rejection left; with p itself it would be kept here with chance 0.3, not 0.75 or 1."""
+    rand, given = torch.rand, [torch.tensor([0.99, 0.7])]
+    monkeypatch.setattr(torch, "rand", lambda *size, **kw: given.pop() if given else rand(*size, **kw))
+    p = torch.tensor([[0.6, 0.1, 0.3, 0.0]] + [[0.25] * 4] * 2)
+    q = torch.tensor([[0.1, 0.1, 0.7, 0.1] if first_drawn else [0.5, 0.1, 0.3, 0.1]] * 2)
+    v = verification.lossless(p, q, torch.tensor(draft), torch.Generator().manual_seed(0), [-1, -1],
+                              [first_drawn, False])
+    assert v.tested == [0, 1] and v.p_left == {1: pytest.approx(left[draft[1]])}
+    assert v.path == [1] and v.bonus is not None   # u = 0.7 < p′(x): kept, where p(x) = 0.3 would reject it
+
+
 def test_residual_mass_is_one_minus_beta():
     p, q = torch.softmax(torch.randn(50), 0), torch.softmax(torch.randn(50), 0)
     assert float(verification.residual(p, q).sum()) == pytest.approx(1 - float(torch.minimum(p, q).sum()), abs=1e-6)
