@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections import Counter
 
 import pytest
 import test_lossless
@@ -55,8 +56,9 @@ def test_greedy_output_is_target_greedy(embedded, references, kind):
 def test_speculative_sampling_with_count_q_is_lossless(target_without_eos, kind, settings):
     target, _ = target_without_eos
     drafter = CountDrafter(table(kind), target.device, smoothing=0.3)   # mass on every token: both verdicts occur
-    exact = exact_two_tokens(target, settings)
-    assert chi_square_p_value(exact, sampled_two_tokens(target, drafter, settings)) > 1e-3
+    exact, verdicts = exact_two_tokens(target, settings), Counter()
+    assert chi_square_p_value(exact, sampled_two_tokens(target, drafter, settings, verdicts=verdicts)) > 1e-3
+    assert verdicts["kept"] > 0 and verdicts["rejected"] > 0
 
 
 def test_add_k_smoothing_gives_every_token_mass():

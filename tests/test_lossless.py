@@ -47,12 +47,18 @@ def exact_two_tokens(target, settings: DecodeSettings, prompt: str = PROMPT) -> 
     return {(a, b): float(joint[a, b]) for a in range(joint.shape[0]) for b in range(joint.shape[1])}
 
 
-def sampled_two_tokens(target, drafter, settings: DecodeSettings, prompt: str = PROMPT) -> Counter:
+def sampled_two_tokens(target, drafter, settings: DecodeSettings, prompt: str = PROMPT,
+                       verdicts: Counter | None = None) -> Counter:
+    """Counts of the first two tokens over `RUNS` seeds; `verdicts` (when given) adds up the drafts the runs
+    kept and the iterations that rejected one, so a test can show both branches of the rule were taken."""
     counts: Counter = Counter()
     for seed in range(RUNS):
         s = DecodeSettings(**{**settings.to_dict(), "seed": seed})
-        ids = generate(target, drafter, prompt, s).generated_ids
-        counts[tuple(ids[:2])] += 1
+        trace = generate(target, drafter, prompt, s)
+        counts[tuple(trace.generated_ids[:2])] += 1
+        for it in trace.iterations if verdicts is not None else ():
+            verdicts["kept"] += it.accepted
+            verdicts["rejected"] += it.accepted < it.drafted
     return counts
 
 
@@ -101,8 +107,9 @@ def test_one_hot_q_of_prompt_lookup_is_lossless(target_without_eos):
     target, _ = target_without_eos
     settings = SETTINGS[0]
     drafter = NgramDrafter(target.vocab_size, target.device)
-    exact = exact_two_tokens(target, settings, COPY_PROMPT)
-    assert chi_square_p_value(exact, sampled_two_tokens(target, drafter, settings, COPY_PROMPT)) > 1e-3
+    exact, verdicts = exact_two_tokens(target, settings, COPY_PROMPT), Counter()
+    assert chi_square_p_value(exact, sampled_two_tokens(target, drafter, settings, COPY_PROMPT, verdicts)) > 1e-3
+    assert verdicts["kept"] > 0 and verdicts["rejected"] > 0   # it drafted, and both branches of the rule ran
 
 
 def test_verifier_without_residual_is_caught(target_without_eos, monkeypatch):
