@@ -4,7 +4,7 @@ import subprocess
 import sys
 import time
 
-from specviz.contention import BUSY_CORES, Contention, warning
+from specviz.contention import BUSY_CORES, Contention, _own_seconds, warning
 
 SPIN = "import time\nwhile time.process_time() < 1.0:\n    pass\nprint(time.process_time())"
 
@@ -16,6 +16,8 @@ def test_a_busy_neighbour_is_counted():
     others = contention.others()
     wall = time.perf_counter() - start
     assert others >= (spent - 0.05) / wall   # the neighbour's CPU second, in cores over the wall time
+    # and it is counted as another's, not ours (a lower bound alone would pass on a machine busy anyway)
+    assert _own_seconds() - contention.own < 0.5 * spent
 
 
 def test_the_warning_names_the_remedy_only_when_busy():
