@@ -326,7 +326,9 @@ def trace_from_dict(data: dict) -> Trace:
             waited=float(data.get("waited", 0.0)), stopped_by=data.get("stopped_by"),
             block=int(data["block"]) if "block" in data else drafted_in_one_pass(iterations),
             context=str(data.get("context", "")))
-    except (KeyError, TypeError, ValueError) as error:
+    except KeyError as error:
+        raise SpecvizError(f"not a valid specviz trace: it has no field {error}") from error
+    except (TypeError, ValueError) as error:
         raise SpecvizError(f"not a valid specviz trace: {error}") from error
 
 

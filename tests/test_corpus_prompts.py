@@ -174,16 +174,19 @@ def test_variety_many_openings_and_some_typos_and_instructions(both_splits):
 def test_code_prompts_edit_real_standard_library_code_and_write_new_code(both_splits):
     train, _ = both_splits["code"]
     edits = [p for p in train if p.source.startswith("stdlib:")]
-    assert 90 <= len(edits) <= 210 or not stdlib_source.stdlib_modules()
     assert any(p.source.startswith(("spec:", "sql:", "shell:", "program:")) for p in train)
     assert sum("def " in p.text or "class " in p.text for p in edits) == len(edits)
+    if not stdlib_source.stdlib_modules():
+        pytest.skip("this Python has no standard library source to edit")
+    assert 90 <= len(edits) <= 210
 
 
 def test_translation_uses_the_catalogs_in_several_languages(both_splits):
     train, _ = both_splits["translation"]
     languages = {p.source.split(":")[1] for p in train if p.source.startswith("locale:")}
-    if catalogs.messages("French"):
-        assert len(languages) >= 8
+    if not catalogs.messages("French"):
+        pytest.skip("this machine has no gettext catalogs to translate from")
+    assert len(languages) >= 8
 
 
 @pytest.fixture

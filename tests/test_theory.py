@@ -40,7 +40,9 @@ def test_a_parallel_drafter_drafts_its_block_in_one_step():
         theory.walltime_improvement(0.8, 3, 0.1, block=-1)
 
 
-@pytest.mark.parametrize("args", [(-0.1, 3), (1.1, 3), (0.5, -1)])
-def test_bad_arguments(args):
-    with pytest.raises(SpecvizError):
+@pytest.mark.parametrize("args, message", [((-0.1, 3), r"alpha must be in \[0, 1\], got -0.1"),
+                                           ((1.1, 3), r"alpha must be in \[0, 1\], got 1.1"),
+                                           ((0.5, -1), "gamma must be >= 0, got -1")])
+def test_bad_arguments(args, message):
+    with pytest.raises(SpecvizError, match=message):
         theory.expected_tokens(*args)

@@ -165,13 +165,17 @@ def test_recording_off_keeps_the_decisions(tiny_llama_dirs):
     assert bare.summary().alpha == full.summary().alpha
 
 
-@pytest.mark.parametrize("content", ["not json", "[1, 2]", '{"format": "other"}',
-                                     '{"format": "specviz-trace", "version": 99}',
-                                     '{"format": "specviz-trace", "version": 1, "prompt": "x"}'])
-def test_bad_trace_files_are_refused(tmp_path, content):
+@pytest.mark.parametrize("content, message", [
+    ("not json", r"not a specviz trace: .*bad\.json is not JSON"),
+    ("[1, 2]", 'missing "format": "specviz-trace"'),
+    ('{"format": "other"}', 'missing "format": "specviz-trace"'),
+    ('{"format": "specviz-trace", "version": 99}', r"unsupported specviz trace version 99 \(expected 1 to \d+\)"),
+    ('{"format": "specviz-trace", "version": 1, "prompt": "x"}', "not a valid specviz trace: it has no field 'iter"),
+])
+def test_bad_trace_files_are_refused(tmp_path, content, message):
     path = tmp_path / "bad.json"
     path.write_text(content)
-    with pytest.raises(SpecvizError, match="trace"):
+    with pytest.raises(SpecvizError, match=message):
         load_trace(path)
 
 

@@ -204,6 +204,8 @@ def test_a_tree_run_records_every_node_and_round_trips(tiny_llama_dirs, tmp_path
         assert [it.drafts[i].token_id for i in kept] == it.emitted_ids[: it.accepted]
         if settings.rule == "sampling" and it.final.kind == "correction":
             assert all(d.residual_top is not None for d in it.drafts if d.verdict == "rejected")
+    if settings.rule == "sampling":   # the residuals above were looked at
+        assert any(it.final.kind == "correction" for it in trace.iterations)
     trace.save(tmp_path / "t.json")
     again = load_trace(tmp_path / "t.json")
     assert again.to_dict() == trace.to_dict()
