@@ -21,7 +21,9 @@ from specviz.sweep import gamma_sweep
 PROMPT = "w1 w2 w3 w1 w2"
 # Simulated latency (ms) per target call, for a run that must still be going when the test stops or kills it:
 # a tiny model's whole run takes milliseconds, which a test process descheduled on a busy machine can miss.
+# A stopped run is asked for `LONG` tokens, some 24 s at this pace, and stops after its first.
 SLOW = 100
+LONG = 240   # the tiny target holds 256 positions
 
 
 @pytest.fixture(scope="module")
@@ -60,7 +62,7 @@ def test_a_run_in_the_process_is_the_library_run(process, models, settings):
 
 
 def test_stopping_keeps_what_was_decided_and_the_process_serves_on(process, models):
-    settings = DecodeSettings(gamma=1, temperature=0, max_new_tokens=40)
+    settings = DecodeSettings(gamma=1, temperature=0, max_new_tokens=LONG)
     with process.lock:
         traces = follow_trace(process.request(models, trace_stream, PROMPT, replace(settings, target_latency_ms=SLOW)))
         trace = next(traces)
@@ -108,7 +110,7 @@ def test_a_process_that_dies_mid_run_is_reported_and_replaced(models):
     fresh = DecoderProcess(threads=1)
     try:
         with fresh.lock:
-            settings = DecodeSettings(gamma=1, temperature=0, max_new_tokens=200, target_latency_ms=SLOW)
+            settings = DecodeSettings(gamma=1, temperature=0, max_new_tokens=LONG, target_latency_ms=SLOW)
             items = fresh.request(models, trace_stream, PROMPT, settings)
             next(items)
             os.kill(fresh._child.pid, signal.SIGKILL)
@@ -138,7 +140,7 @@ def test_stopping_a_run_whose_process_died_keeps_what_arrived(models):
     fresh = DecoderProcess(threads=1)
     try:
         with fresh.lock:
-            settings = DecodeSettings(gamma=1, temperature=0, max_new_tokens=200)   # greedy: no early EOS here
+            settings = DecodeSettings(gamma=1, temperature=0, max_new_tokens=LONG)   # greedy: no early EOS here
             traces = follow_trace(fresh.request(models, trace_stream, PROMPT, replace(settings,
                                                                                        target_latency_ms=SLOW)))
             trace = next(traces)
