@@ -359,9 +359,9 @@ def run_drafters(args: argparse.Namespace) -> None:
 def refuse_ignored(args: argparse.Namespace, command: str) -> None:
     """A study command sets some options itself (`SET_BY`): one given is refused, before any model loads or is
     sized."""
-    why = SET_BY[command][0]
-    given = [FLAGS.get(name, "--" + name.replace("_", "-")) for name, default in args.set_here.items()
-             if getattr(args, name) != default]
+    why, names = SET_BY[command]
+    given = [FLAGS.get(name, "--" + name.replace("_", "-")) for name in names
+             if getattr(args, name) != args.set_here[name]]
     if given:
         raise SpecvizError(f"{why}: drop {', '.join(given)}")
 
