@@ -195,11 +195,11 @@ class Summary:
     iterations: int
     wall_time: float
     tokens_per_s: float
-    alpha: float | None               # α̂ = accepted / evaluated draft positions
+    alpha: float | None               # α̂ = accepted / tested drafts (the accepted, and each iteration's rejection)
     accepted_length: float            # tokens emitted per iteration, correction / bonus included
     position_acceptance: list[float | None]   # P(accept position i | positions < i accepted)
     accepted_histogram: list[int]     # iterations that accepted 0..γ drafts
-    c: float | None                   # drafter step time / target step time
+    c: float | None                   # one drafter step's time / one verify pass's (`cost_coefficient`)
     draft_time: float
     verify_time: float
     sample_time: float
@@ -249,15 +249,13 @@ class Trace:
                 histogram[min(it.accepted, gamma)] += 1
         draft_time = sum(it.draft_time for it in its)
         verify_time = sum(it.verify_time for it in its)
-        calls = sum(it.draft_calls for it in its)
-        c = (draft_time / calls) / (verify_time / len(its)) if calls and verify_time else None
         return Summary(
             tokens=tokens, iterations=len(its), wall_time=self.wall_time,
             tokens_per_s=tokens / self.wall_time if self.wall_time else 0.0,
             alpha=accepted / evaluated if evaluated else None,
             accepted_length=tokens / len(its) if its else 0.0,
             position_acceptance=[p / r if r else None for p, r in zip(passed, reached)],
-            accepted_histogram=histogram, c=c, draft_time=draft_time, verify_time=verify_time,
+            accepted_histogram=histogram, c=cost_coefficient(its), draft_time=draft_time, verify_time=verify_time,
             sample_time=sum(it.sample_time for it in its))
 
     def commit_times(self) -> list[float]:
@@ -330,6 +328,17 @@ def trace_from_dict(data: dict) -> Trace:
         raise SpecvizError(f"not a valid specviz trace: it has no field {error}") from error
     except (TypeError, ValueError) as error:
         raise SpecvizError(f"not a valid specviz trace: {error}") from error
+
+
+def cost_coefficient(iterations: list[Iteration]) -> float | None:
+    """Leviathan et al.'s c, measured: the mean time of one drafter step over that of one verify pass (the
+    paper's target run, which verifies γ + 1 tokens in the time of one step where compute is idle). The first
+    iteration is left out when others drafted: its passes read the prompt (the target's prefill, and a draft
+    model's), which a long prompt makes many steps long. None: no drafter step was timed."""
+    steady = [it for it in iterations[1:] if it.draft_calls] or iterations
+    calls = sum(it.draft_calls for it in steady)
+    verify = sum(it.verify_time for it in steady)
+    return (sum(it.draft_time for it in steady) / calls) / (verify / len(steady)) if calls and verify else None
 
 
 def drafted_in_one_pass(iterations: list[Iteration]) -> int:

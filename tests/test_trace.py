@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -235,3 +236,16 @@ def test_synthetic_traces_accept_a_draft_exactly_where_u_is_within_the_ratio(nam
 
 def test_the_engine_accepts_a_draft_exactly_where_u_is_within_the_ratio(trace):
     assert check_u_against_verdicts(trace) > 0
+
+
+def test_c_is_a_drafter_step_over_a_verify_pass_with_the_prompts_passes_left_out():
+    """Each later iteration: 4 drafter steps of 5 ms and a 50 ms verify pass, c = 0.1; the first also read a long
+    prompt (a 900 ms prefill, a draft model's 200 ms first step), which must not move c."""
+    trace = synthetic_trace(64)
+    steady = [replace(it, draft_calls=4, draft_time=0.02, verify_time=0.05) for it in trace.iterations]
+    first = replace(steady[0], draft_time=0.2 + 0.015, verify_time=0.9)
+    assert replace(trace, iterations=steady).summary().c == pytest.approx(0.1)
+    assert replace(trace, iterations=[first, *steady[1:]]).summary().c == pytest.approx(0.1)
+    only = replace(trace, iterations=[first]).summary().c   # nothing else to go by: the one there is
+    assert only == pytest.approx((0.215 / 4) / 0.9)
+    assert replace(trace, iterations=[replace(it, draft_calls=0) for it in steady]).summary().c is None

@@ -45,7 +45,7 @@ class Outcome:
     accepted: int | None = None      # engine only: drafts accepted, up to each first rejection
     evaluated: int | None = None     # engine only: draft positions whose test decided something
     iterations: int | None = None
-    c: float | None = None           # engine only: measured drafter step / target step
+    c: float | None = None           # engine only: measured drafter step / verify pass
     draft_seconds: float | None = None   # engine and app: summed over iterations
     verify_seconds: float | None = None
     first_seconds: float | None = None   # engine and app: from the call to the first iteration's tokens

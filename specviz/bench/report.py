@@ -53,7 +53,7 @@ class Row:
     speedup: Spread | None            # tokens/s over the engine baseline's on the same prompts
     alpha: float | None               # α̂: accepted / evaluated draft positions (engine only)
     accepted_length: float | None     # tokens per iteration (engine only)
-    c: float | None                   # median measured drafter step / target step (engine only)
+    c: float | None                   # median measured drafter step / verify pass (engine only)
     overhead: Spread | None           # recording on vs off: time on / time off - 1
     vs_hf: Spread | None              # engine tokens/s over transformers' on the same drafter
     hf_method: str | None

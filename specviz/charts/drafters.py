@@ -116,7 +116,7 @@ def drafters_chart(study: Study) -> go.Figure:
                         hovertemplate=f"{name}<br>%{{y:.2f}}× over {row.rounds} round(s)<extra></extra>")
     gamma = max((v.trace.settings.gamma for v in study.variants), default=1)
     fig.update_xaxes(title_text="draft position", dtick=1, range=[0.5, gamma + 0.5], row=1, col=1)
-    fig.update_xaxes(title_text="c = drafter step<br>/ target step", range=c_range, nticks=4, row=1, col=2)
+    fig.update_xaxes(title_text="c = drafter step<br>/ verify pass", range=c_range, nticks=4, row=1, col=2)
     fig.update_yaxes(range=[0, 1.05], row=1, col=1)
     fig.update_yaxes(range=alpha_range, row=1, col=2)
     # Each bar says its name (a narrow panel hides some ticks), in a line a little wider than the bar: room at the ends.

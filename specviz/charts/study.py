@@ -17,8 +17,9 @@ ROW_HELP = {  # what each column of `rows_frame` means, for the table's headers
     "tokens/s": "tokens over the run's wall time, the prompt's prefill included",
     "speedup": "tokens/s over the target alone's (the baseline row); the median over the rounds when repeated",
     "min–max": "the lowest and highest speedup over the rounds, each against the baseline's run of its round",
-    "α̂": "drafts accepted / drafts verified",
-    "c": "one draft step's time over one target step's (none for drafters with no forward pass)",
+    "α̂": "drafts accepted / drafts tested: the accepted ones, and each iteration's first rejected one",
+    "c": "one drafter step's time over one verify pass's, the prompt's first passes left out (none for drafters "
+         "with no forward pass)",
     "tokens / iteration": "tokens emitted per target pass: accepted drafts plus the correction or bonus",
     "match": "positions where the output equals the baseline's: 100% for greedy runs, less where Spec-Verification "
              "kept tokens the target would not have chosen; none for lossless sampling, whose text follows other "
