@@ -289,6 +289,19 @@ def test_sweep_chart():
     assert [t.name for t in alone.data if t.name and t.name.startswith("benchmark")] == ["benchmark: ngram"]
 
 
+def test_the_sweeps_curves_run_on_to_an_optimum_past_the_range_drawn():
+    """At α 0.95 and c 0.01 the optimal γ is far past 16 (Leviathan et al., Theorem 3.8): starred where it is."""
+    best = theory.optimal_gamma(0.95, 0.01)
+    assert best > 16
+    fig = charts.speedup_chart(0.95, 0.01, measured=[(2, 1.5, 2.0)])
+    curve = next(t for t in fig.data if (t.name or "").startswith("theory"))
+    assert list(curve.x) == list(range(1, best + 1))
+    assert next(t for t in fig.data if (t.name or "").startswith("optimal γ")).name == f"optimal γ = {best}"
+    free = charts.speedup_chart(0.95, 0.0, measured=[(2, 1.5, 2.0)])   # c = 0: none, and the curves stop at 16
+    assert not any((t.name or "").startswith("optimal γ") for t in free.data)
+    assert next(t for t in free.data if (t.name or "").startswith("theory")).x[-1] == 16
+
+
 def test_a_parallel_drafters_sweep_is_drawn_against_one_drafter_step():
     """A γ sweep of a drafter of block 3: S(γ) = E(min(γ, 3)) / (c + 1), flat past its block, optimum γ = 3."""
     trace = replace(make_trace(), block=3)

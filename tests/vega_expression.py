@@ -1,5 +1,6 @@
 """A tiny evaluator for the arithmetic part of Vega's expression language, with JavaScript's number
-semantics, so a test can run a chart's own expression strings in Python."""
+semantics (and its `+` of a string and a number), so a test can run a chart's own expression strings in
+Python."""
 
 from __future__ import annotations
 
@@ -7,7 +8,8 @@ import math
 import re
 from collections.abc import Callable
 
-TOKEN = re.compile(r"\s*(?:(\d+\.?\d*(?:e[-+]?\d+)?)|([A-Za-z_][\w.]*)|(===|!==|==|!=|<=|>=|&&|\|\||[-+*/%<>!?:(),]))")
+TOKEN = re.compile(r"\s*(?:(\d+\.?\d*(?:e[-+]?\d+)?)|([A-Za-z_][\w.]*)|('[^']*')"
+                   r"|(===|!==|==|!=|<=|>=|&&|\|\||[-+*/%<>!?:(),]))")
 Env = dict[str, float]
 Node = Callable[[Env], float]
 
@@ -19,8 +21,17 @@ def _divide(a: float, b: float) -> float:
     return a / b
 
 
+def _text(x: float | str) -> str:
+    """JavaScript's String(x) for the numbers a label shows: 16, not 16.0."""
+    return x if isinstance(x, str) else str(int(x)) if float(x).is_integer() else repr(x)
+
+
+def _add(a: float | str, b: float | str) -> float | str:
+    return _text(a) + _text(b) if isinstance(a, str) or isinstance(b, str) else a + b
+
+
 BINARY: dict[str, Callable[[float, float], float]] = {
-    "+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b, "/": _divide,
+    "+": _add, "-": lambda a, b: a - b, "*": lambda a, b: a * b, "/": _divide,
     "%": math.fmod, "<": lambda a, b: a < b, "<=": lambda a, b: a <= b, ">": lambda a, b: a > b,
     ">=": lambda a, b: a >= b, "==": lambda a, b: a == b, "===": lambda a, b: a == b,
     "!=": lambda a, b: a != b, "!==": lambda a, b: a != b}
@@ -93,6 +104,8 @@ class Parser:
             return inner
         if tok[0].isdigit():
             return lambda env: float(tok)
+        if tok[0] == "'":
+            return lambda env: tok[1:-1]
         if self.peek() == "(":
             self.take("(")
             args = [self.ternary()]

@@ -99,11 +99,18 @@ def curves(measured: pd.DataFrame | None) -> alt.HConcatChart:
                 drafts.transform_filter(f"datum.gamma == {MAX_GAMMA}").mark_text(
                     align="right", dy=24, color="#7a4b00", fontSize=FONT_SIZE - 2).encode(
                     x=x, y="drafts:Q", text=alt.value("accepted drafts alone"))]
-    optimum = best_gamma(base, []).transform_calculate(label="'γ* = ' + datum.gamma")
-    star = [optimum.mark_point(shape=STAR, size=800, filled=True, color=REJECT_COLOR, stroke="#000000", strokeWidth=1,
-                               opacity=1).encode(x=x, y="S:Q"),
-            optimum.mark_text(dy=-30, fontSize=FONT_SIZE, fontWeight="bold", color=REJECT_COLOR).encode(
-                x=x, y="S:Q", text="label:N"),
+    # The best γ drawn is the optimum only inside the chart: at its edge the optimum may lie further, and with
+    # free drafting (c = 0, no block) S grows with γ and none is optimal (`theory.optimal_gamma`).
+    optimum = best_gamma(base, []).transform_calculate(label=(
+        f"c == 0 && block == 0 ? 'no γ*: at c = 0, S grows with γ' : datum.gamma == {MAX_GAMMA} ? "
+        f"'γ* ≥ {MAX_GAMMA}, past the chart' : 'γ* = ' + datum.gamma"))
+    star = [optimum.transform_filter("c > 0 || block > 0").mark_point(
+                shape=STAR, size=800, filled=True, color=REJECT_COLOR, stroke="#000000", strokeWidth=1,
+                opacity=1).encode(x=x, y="S:Q"),
+            *(optimum.transform_filter(where).mark_text(dy=-30, fontSize=FONT_SIZE, fontWeight="bold",
+                                                        color=REJECT_COLOR, align=align).encode(
+                x=x, y="S:Q", text="label:N") for where, align in (   # a label in the right half ends at its γ
+                (f"datum.gamma <= {MAX_GAMMA // 2}", "center"), (f"datum.gamma > {MAX_GAMMA // 2}", "right"))),
             alt.Chart().mark_rule(strokeDash=[2, 3], color=NEUTRAL, strokeWidth=2).encode(y=alt.datum(1))]
     size = {"width": WIDTH, "height": HEIGHT}
     return alt.hconcat(

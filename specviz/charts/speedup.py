@@ -72,16 +72,18 @@ def speedup_chart(alpha: float | None, c: float, max_gamma: int = 16,
                         marker={"size": 12, "color": "white", "line": {"color": NEUTRAL, "width": 3}}, row=1, col=1)
     fig.add_scatter(x=gamma_of, y=[m[2] for m in measured], mode="markers",
                     name="measured", showlegend=False, marker={"size": 14, "color": P_COLOR}, row=1, col=2)
+    # with free drafting S grows with γ: no γ is optimal; elsewhere the curves run on to the optimum
+    best = theory.optimal_gamma(alpha, c, block=block) if alpha is not None and (c > 0 or block) else None
+    across = [1, max(max_gamma, *gamma_of, best or 1)]   # the γ drawn: a level spans them all
     if alpha is not None:
-        gammas = list(range(1, max_gamma + 1))
+        gammas = list(range(1, across[1] + 1))
         one_pass = f", a block of {block} in one drafter step" if block else ""
         fig.add_scatter(x=gammas, y=[theory.walltime_improvement(alpha, g, c, block) for g in gammas],
                         mode="lines", name=f"theory (α̂ = {alpha:.2f}, c = {c:.3f}{one_pass})",
                         line={"color": Q_COLOR, "width": 3}, row=1, col=1)
         fig.add_scatter(x=gammas, y=[theory.expected_tokens(alpha, theory.drafted(g, block)) for g in gammas],
                         mode="lines", showlegend=False, line={"color": Q_COLOR, "width": 3}, row=1, col=2)
-        if c > 0 or block:   # with free drafting S grows with γ: no γ is optimal
-            best = theory.optimal_gamma(alpha, c, max_gamma, block)
+        if best is not None:
             fig.add_scatter(x=[best], y=[theory.walltime_improvement(alpha, best, c, block)], mode="markers",
                             name=f"optimal γ = {best}", marker={"size": 22, "symbol": "star", "color": REJECT_COLOR},
                             row=1, col=1)   # named in the legend: a label by the star would cover the measured bars
@@ -90,7 +92,6 @@ def speedup_chart(alpha: float | None, c: float, max_gamma: int = 16,
         fig.add_scatter(x=[b["gamma"] for b in mine], y=[b["speedup"] for b in mine], mode="markers", name=label,
                         marker={"size": 14, "symbol": symbol, "color": "#000000", "line": {"width": 3}},
                         row=1, col=1)
-    across = [1, max(max_gamma, *gamma_of)] if gamma_of else [1, max_gamma]   # a level drawn over every γ
     if adaptive is not None:
         most, speedup, tokens, low, high = adaptive
         label = f"adaptive, γ ≤ {most}" + (f": {speedup:.2f}×" if speedup is not None else "")
