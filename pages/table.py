@@ -12,7 +12,9 @@ st.title("Draft / verify table")
 trace = state.require_trace()
 st.caption("SpecDec Table 16 style. Green underline: kept drafts. Solid orange-red box: the bifurcation, where the "
            "verifier puts its own token. Struck through: discarded. Dashed box ★: bonus token. Verify-row tokens "
-           "after the bifurcation are the target's top-1 there, thrown away with the drafts. A token tree is shown "
+           "after the bifurcation are the target's top-1 there, thrown away with the drafts; under Spec-Verification, "
+           "a Verify token in italics, dotted, is the target's top-1 where it kept a draft it ranked lower. A token "
+           "tree is shown "
            "along its accepted path: the bifurcation lists every child tried there, and Branches counts the children "
            "drafted at each depth.")
 iterations = len(trace.iterations)

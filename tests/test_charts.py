@@ -185,6 +185,13 @@ def test_draft_verify_table_rows(trace):
     assert html.count("<th>Draft</th>") == 3 and "line-through" in html and "★" in html
     relaxed = iteration_cells(trace.iterations[1], path=[0, 1, 2])
     assert [c.state for c in relaxed] == ["kept", "kept", "kept", "bonus"]
+    # kept under Spec-Verification below the target's top-1: the Verify row holds the top-1, marked
+    assert [(c.draft, c.verify) for c in relaxed[:3]] == [(["t3"], "t3"), (["t4"], "t7"), (["t5"], "t6")]
+    assert [c.verify for c in iteration_cells(trace.iterations[2])[:2]] == ["t5", "t6"]   # sampling: the draft
+    spec = replace(trace.iterations[2], drafts=[replace(d, rule="spec") for d in trace.iterations[2].drafts])
+    assert [c.verify for c in iteration_cells(spec)[:2]] == ["t5", "t2"]
+    marked = charts.draft_verify_table(replace(trace, iterations=[spec]))
+    assert marked.count("underline dotted") == 1 and "kept within top-β and τ" in marked
 
 
 def test_a_block_drafted_in_one_pass_is_marked(trace):

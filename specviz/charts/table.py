@@ -2,6 +2,8 @@
 
 Before the bifurcation both rows hold the kept drafts; at the bifurcation (boxed) the Verify row
 holds the verifier's own token; drafts and verifier tokens after it are discarded (struck through).
+Spec-Verification keeps drafts the target ranks below its top-1 (within top-β and τ, Xia et al. eq. 8-9):
+there the Verify row holds the target's top-1, as SpecDec's "outputs of the AR verification", marked.
 A token tree is shown along its accepted path: the bifurcation lists every child tried there, and
 a Branches row counts the children drafted at each depth of the path. A draft that came out of one
 drafter pass (a parallel drafter's block) is marked "one pass" on its Draft row.
@@ -40,7 +42,13 @@ def iteration_cells(it: Iteration, path: list[int] | None = None) -> list[Cell]:
         path = path[: path.index(recorded[-1]) + 1]
     relaxed = path != recorded
     tree = children(it.parents)
-    cells = [Cell([it.drafts[i].token], it.drafts[i].token, "kept", len(tree[it.parents[i]])) for i in path]
+    ranked = relaxed or any(d.rule == "spec" for d in it.drafts)   # a kept draft need not be the top-1
+
+    def verifier(i: int) -> str:
+        top = it.drafts[i].p_top
+        return top.tokens[0] if ranked and top else it.drafts[i].token
+
+    cells = [Cell([it.drafts[i].token], verifier(i), "kept", len(tree[it.parents[i]])) for i in path]
     if ended:
         return cells
     kids = tree.get(path[-1] if path else -1, [])
@@ -69,14 +77,19 @@ CELL_CSS = {
 }
 
 
-def _td(tokens: list[str] | str | None, state: str, row: str) -> str:
+OTHER_TOP1 = " font-style: italic; text-decoration: underline dotted 2px;"   # kept, though not the target's top-1
+
+
+def _td(tokens: list[str] | str | None, state: str, row: str, other: bool = False) -> str:
     if tokens is None:
         return "<td></td>" if row == "draft" else '<td style="color: #999999;">?</td>'
     if isinstance(tokens, str):
         tokens = [tokens]
     css = CELL_CSS[state] + (" text-decoration: line-through 2px;" if state == "bifurcation" and row == "draft" else "")
+    css += OTHER_TOP1 if other else ""
+    title = ' title="the target\'s top-1 here; the draft above was kept within top-β and τ"' if other else ""
     mark = " ★" if state == "bonus" else ""
-    return f'<td style="{css}">{" | ".join(html.escape(show_token(t)) for t in tokens)}{mark}</td>'
+    return f'<td style="{css}"{title}>{" | ".join(html.escape(show_token(t)) for t in tokens)}{mark}</td>'
 
 
 def draft_verify_table(trace: Trace, paths: list[list[int]] | None = None, limit: int | None = None) -> str:
@@ -95,7 +108,8 @@ def draft_verify_table(trace: Trace, paths: list[list[int]] | None = None, limit
                  '<small style="color: #0072B2;">one pass</small></th>' if it.one_pass else "<th>Draft</th>")
         rows.append(f'<tr style="border-top: 2px solid #cccccc;">{label}{draft}'
                     + "".join(_td(c.draft, c.state, "draft") for c in cells) + pad + "</tr>")
-        rows.append("<tr><th>Verify</th>" + "".join(_td(c.verify, c.state, "verify") for c in cells) + pad + "</tr>")
+        verify = (_td(c.verify, c.state, "verify", c.state == "kept" and [c.verify] != c.draft) for c in cells)
+        rows.append("<tr><th>Verify</th>" + "".join(verify) + pad + "</tr>")
         if trees:
             rows.append('<tr style="color: #555555;"><th>Branches</th>' + "".join(
                 f"<td>{c.branches if c.draft else ''}</td>" for c in cells) + pad + "</tr>")
