@@ -40,9 +40,10 @@ c3.metric("Tok. (tokens / iteration)", f"{mean_tokens(verdicts):.2f}")
 st.html(charts.draft_verify_table(trace, paths=[v.path for v in verdicts], limit=shown))
 
 st.subheader("SpecDec Table 4 on one prompt: real runs over a β × τ grid")
-st.caption("Each cell: Tok. (tokens per iteration) / token match rate with the target's own greedy output / "
-           "speedup over the target alone. Uses the sidebar's pair, drafter, γ and max new tokens, drafting "
-           "chains of γ tokens as SpecDec did (no auto-sized tree, no adaptive length).")
+st.caption("Each cell: Tok. (tokens per iteration) / BLEU-4 against the target's own greedy output (the paper "
+           "scores against reference translations, which a prompt here has not) / speedup over the target alone. "
+           "Uses the sidebar's pair, drafter, γ and max new tokens, drafting chains of γ tokens as SpecDec did (no "
+           "auto-sized tree, no adaptive length).")
 g1, g2 = st.columns(2)
 betas = g1.multiselect("β values", [1, 2, 3, 5, 8], default=controls.kept("grid_betas", [1, 3, 5]), key="grid_betas")
 taus = g2.multiselect("τ values", [0.5, 1.0, 2.0, 3.0, 4.0, 5.0], default=controls.kept("grid_taus", [1.0, 3.0, 5.0]),

@@ -412,7 +412,7 @@ def print_study(study) -> None:
             speedup += f" ({row.speedup_low:.2f}-{row.speedup_high:.2f})"
         alpha = f"{row.alpha:.2f}" if row.alpha is not None else "n/a"
         print(f"  {row.name:<24} {row.tokens_per_s:6.1f} tokens/s  speedup {speedup:<17} alpha {alpha:<5} "
-              f"{row.accepted_length:.2f} tokens/iteration  match {row.match_rate:.0%}")
+              f"{row.accepted_length:.2f} tokens/iteration  match {row.match_rate:.0%}  BLEU {row.bleu:.2f}")
     print(spread_note(study)[1])
 
 

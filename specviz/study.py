@@ -29,6 +29,7 @@ from dataclasses import dataclass, field, replace
 from math import comb
 from pathlib import Path
 
+from specviz.bleu import bleu
 from specviz.errors import SpecvizError
 from specviz.files import write_whole
 from specviz.settings import DecodeSettings
@@ -78,6 +79,7 @@ class Row:
     speedup_low: float | None = None    # the rounds' lowest and highest paired speedup (None: one round)
     speedup_high: float | None = None
     rounds: int = 1
+    bleu: float = 1.0          # BLEU-4 of the output against the baseline's (`specviz.bleu`)
 
 
 def rates(trace: Trace, seconds: list[float]) -> list[float]:
@@ -156,7 +158,7 @@ class Study:
         rounds = len(ratios) if speedup is not None else len(self.baseline_seconds)
         return Row(name, dict(varied), s.tokens, s.wall_time, s.tokens_per_s, s.accepted_length, s.alpha, s.c, speedup,
                    token_match_rate(trace.generated_ids, self.baseline.generated_ids), trace.device, trace.threads,
-                   *spread, rounds=max(rounds, 1))
+                   *spread, rounds=max(rounds, 1), bleu=bleu(trace.generated_ids, self.baseline.generated_ids))
 
 
 @dataclass

@@ -10,6 +10,7 @@ import pytest
 from scipy.stats import chisquare
 
 from specviz import DecodeSettings, SpecvizError, Trace, charts, theory, trace_from_dict
+from specviz.bleu import bleu
 from specviz.charts import drafters as drafters_look
 from specviz.charts import labels
 from specviz.charts import theory as toy_look
@@ -356,8 +357,9 @@ def test_grid_helpers():
     grid = Study("grid", timed(trace, 1.0), [Variant({"beta": 1, "tau": 1.0}, timed(trace, 1.0)),
                                              Variant({"beta": 3, "tau": 1.0}, other)])
     frame = charts.grid_frame(grid)
-    share = 2 / len(trace.generated_ids)
-    assert frame.shape == (1, 2) and frame.iloc[0, 1] == f"{trace.summary().accepted_length:.2f} / {share:.0%} / 2.00×"
+    score = bleu(other.generated_ids, trace.generated_ids)
+    assert 0 < score < 1 and grid.rows()[2].bleu == score and grid.rows()[1].bleu == 1.0
+    assert frame.shape == (1, 2) and frame.iloc[0, 1] == f"{trace.summary().accepted_length:.2f} / {score:.2f} / 2.00×"
     rounds = grid.timed(-1, 1.0).timed(-1, 2.0).timed(0, 1.0).timed(0, 1.0).timed(1, 0.5).timed(1, 0.5)
     assert charts.grid_frame(rounds).iloc[0, 1].endswith(" / 3.00× (2.00–4.00)")   # the median and its rounds' range
     rows = charts.rows_frame(grid)

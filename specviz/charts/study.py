@@ -24,21 +24,25 @@ ROW_HELP = {  # what each column of `rows_frame` means, for the table's headers
     "match": "positions where the output equals the baseline's: 100% for greedy runs, less where Spec-Verification "
              "kept tokens the target would not have chosen; none for lossless sampling, whose text follows other "
              "random numbers while its distribution stays the target's",
+    "BLEU": "BLEU-4 of the output against the baseline's: the wording they share wherever it stands (a position "
+            "match stops counting at the first difference, which shifts the rest); SpecDec's Table 4 scores "
+            "against reference translations",
     "wall time (s)": "the whole run, prefill included",
 }
 SHOWN_PAIRS = 3   # the spread note names the closest pairs of runs whose bars overlap, and counts the rest
 FORMATS = {"tokens/s": "{:.1f}", "speedup": "{:.2f}×", "α̂": "{:.2f}", "c": "{:.3f}", "tokens / iteration": "{:.2f}",
-           "match": "{:.0%}", "wall time (s)": "{:.2f}"}
+           "match": "{:.0%}", "BLEU": "{:.2f}", "wall time (s)": "{:.2f}"}
 
 
 def rows_frame(study: Study) -> pd.DataFrame:
-    """One row per run, the baseline first: what varied, then the run's numbers. A sampled run's match is left
-    out: its text follows other random numbers than the baseline's, so the share says nothing of its quality."""
+    """One row per run, the baseline first: what varied, then the run's numbers. A sampled run's match and BLEU
+    are left out: its text follows other random numbers than the baseline's, so they say nothing of its quality."""
     runs = [study.baseline, *(v.trace for v in study.variants)]
     return pd.DataFrame([{"run": row.name, "tokens": row.tokens, "tokens/s": row.tokens_per_s,
                           "speedup": row.speedup, "min–max": _spread(row.speedup_low, row.speedup_high),
                           "α̂": row.alpha, "c": row.c, "tokens / iteration": row.accepted_length,
                           "match": None if run.settings.rule == "sampling" else row.match_rate,
+                          "BLEU": None if run.settings.rule == "sampling" else row.bleu,
                           "wall time (s)": row.wall_time} for row, run in zip(study.rows(), runs)])
 
 
@@ -100,8 +104,9 @@ def rows_table(study: Study) -> Styler:
 
 
 def grid_frame(study: Study) -> pd.DataFrame:
-    """Cells "Tok. / match % / speedup" for each variant that varied β and τ (the speedup with its rounds'
-    min–max when timed in rounds)."""
+    """Cells "Tok. / BLEU / speedup" for each variant that varied β and τ, as SpecDec's Table 4 ("mean accepted
+    tokens and BLEU score"), BLEU against the target's greedy output; the speedup with its rounds' min–max when
+    timed in rounds."""
     rows: dict[float, dict[str, str]] = {}
     for row in study.rows()[1:]:
         beta, tau = row.varied.get("beta"), row.varied.get("tau")
@@ -110,7 +115,7 @@ def grid_frame(study: Study) -> pd.DataFrame:
         spread = f" ({row.speedup_low:.2f}–{row.speedup_high:.2f})" if row.speedup_low is not None else ""
         speed = f" / {row.speedup:.2f}×{spread}" if row.speedup is not None else ""
         rows.setdefault(tau, {})[f"top-{beta} (β = {beta})"] = (
-            f"{row.accepted_length:.2f} / {row.match_rate:.0%}{speed}")
+            f"{row.accepted_length:.2f} / {row.bleu:.2f}{speed}")
     frame = pd.DataFrame.from_dict(rows, orient="index")
     frame.index.name = "τ"
     return frame
