@@ -62,7 +62,7 @@ from specviz.errors import SpecvizError
 from specviz.files import write_whole
 from specviz.plural import count
 from specviz.settings import DecodeSettings
-from specviz.tree import children, depths
+from specviz.tree import children, depths, is_chain
 
 FORMAT = "specviz-trace"
 VERSION = 7
@@ -196,6 +196,7 @@ class Summary:
     wall_time: float
     tokens_per_s: float
     alpha: float | None               # α̂ = accepted / tested drafts (the accepted, and each iteration's rejection)
+    expected_alpha: float | None      # E[β] over the same drafts of chains (`expected_alpha`)
     accepted_length: float            # tokens emitted per iteration, correction / bonus included
     position_acceptance: list[float | None]   # P(accept position i | positions < i accepted)
     accepted_histogram: list[int]     # iterations that accepted 0..γ drafts
@@ -252,7 +253,7 @@ class Trace:
         return Summary(
             tokens=tokens, iterations=len(its), wall_time=self.wall_time,
             tokens_per_s=tokens / self.wall_time if self.wall_time else 0.0,
-            alpha=accepted / evaluated if evaluated else None,
+            alpha=accepted / evaluated if evaluated else None, expected_alpha=expected_alpha(its),
             accepted_length=tokens / len(its) if its else 0.0,
             position_acceptance=[p / r if r else None for p, r in zip(passed, reached)],
             accepted_histogram=histogram, c=cost_coefficient(its), draft_time=draft_time, verify_time=verify_time,
@@ -328,6 +329,16 @@ def trace_from_dict(data: dict) -> Trace:
         raise SpecvizError(f"not a valid specviz trace: it has no field {error}") from error
     except (TypeError, ValueError) as error:
         raise SpecvizError(f"not a valid specviz trace: {error}") from error
+
+
+def expected_alpha(iterations: list[Iteration]) -> float | None:
+    """Leviathan et al.'s α = E[β] (§3.1), over the drafts α̂ counts in the chains lossless sampling tested: β =
+    Σ min(p, q) is the chance a draft drawn from q is kept (p(x̃) for a picked one, whose q is one-hot). α̂ counts
+    the verdicts, each a flip of u; this averages the chances the flips were made with, so it moves less from
+    run to run. None: no chain was tested by lossless sampling (a tree's depth passes when any child does)."""
+    chances = [d.beta if d.sampled else d.p for it in iterations if is_chain(it.parents)
+               for d in it.drafts if d.rule == "sampling" and d.verdict in ("accepted", "rejected")]
+    return sum(chances) / len(chances) if chances else None
 
 
 def cost_coefficient(iterations: list[Iteration]) -> float | None:

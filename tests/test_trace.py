@@ -15,7 +15,7 @@ from specviz import DecodeSettings, SpecvizError, Trace, generate, load_model, l
 from specviz.drafters import DraftModelDrafter
 from specviz.study import Study, load_record
 from specviz.trace import VERSION, DraftStep, text_segments
-from specviz.tree import depths
+from specviz.tree import depths, is_chain
 
 EXAMPLES = sorted((Path(__file__).resolve().parent.parent / "assets" / "examples").glob("*.json"))
 
@@ -249,3 +249,19 @@ def test_c_is_a_drafter_step_over_a_verify_pass_with_the_prompts_passes_left_out
     only = replace(trace, iterations=[first]).summary().c   # nothing else to go by: the one there is
     assert only == pytest.approx((0.215 / 4) / 0.9)
     assert replace(trace, iterations=[replace(it, draft_calls=0) for it in steady]).summary().c is None
+
+
+def test_expected_alpha_averages_the_chances_the_verdicts_were_drawn_with():
+    """Every synthetic draft has β = Σ min(p, q) = 0.55: E[β] is 0.55 exactly, α̂ only near it (u decides)."""
+    trace = synthetic_trace(512, alpha=0.55)
+    summary = trace.summary()
+    assert summary.expected_alpha == pytest.approx(0.55, abs=1e-6) and summary.alpha != summary.expected_alpha
+    picked = replace(trace, iterations=[replace(it, drafts=[replace(d, sampled=False, p=0.3) for d in it.drafts])
+                                        for it in trace.iterations])
+    assert picked.summary().expected_alpha == pytest.approx(0.3)   # a picked draft is kept with chance p(x̃)
+    greedy = replace(trace, iterations=[replace(it, drafts=[replace(d, rule="greedy") for d in it.drafts])
+                                        for it in trace.iterations])
+    assert greedy.summary().expected_alpha is None
+    tree = synthetic_tree_trace()
+    trees = replace(tree, iterations=[it for it in tree.iterations if not is_chain(it.parents)])
+    assert trees.iterations and trees.summary().expected_alpha is None   # a depth passes when any child does
