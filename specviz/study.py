@@ -7,7 +7,7 @@ improvement (Theorem 3.8). Kinds:
   "comparison"   one speculative run against the target alone (Generate, `generate --compare-baseline`)
   "gamma sweep"  one run per γ against the target alone (Leviathan et al., section 3 and figure 3)
   "grid"         Spec-Verification runs over β × τ against the target's greedy output (Xia et al., Table 4)
-  "drafters"     one run per drafter at the same γ against the target alone (SpecDec's Principle I)
+  "drafters"     one run per drafter at the same γ against the target alone (SpecDec's Principle I, capability)
 
 Repeats: a study may time its runs more than once, interleaved (baseline, each variant, baseline, each
 variant, …), so drift on the machine falls on all of them alike. The traces are the first round's; every

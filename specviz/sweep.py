@@ -4,7 +4,8 @@ A γ sweep puts beside Leviathan et al.'s curves (section 3) what they need from
 tokens per iteration (eq. 1) and the walltime speedup over the target alone (theorem 3.8). A β × τ
 grid is SpecDec's Table 4 (Xia et al.): Spec-Verification runs against the target's greedy output.
 A drafter comparison runs every drafter at one γ, so their acceptance per draft position, α̂ and c
-sit side by side (SpecDec's Principle I: how accuracy decays with the distance drafted).
+sit side by side (SpecDec's Principle I, the drafter's capability: drafts whose guesses cannot see each
+other lose accuracy with the distance drafted).
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ Left: P(position i accepted | positions < i accepted) for every drafter at one �
 iterations tested position i). A position few reach is a noisy estimate (1 of 1 reads 1.0): its marker is
 open where fewer than `FEW` iterations tested it. A drafter that
 drafts autoregressively conditions each guess on the ones before it; a drafter whose guesses do not
-see each other (SpecDec's Principle I, Xia et al.) loses accuracy with distance. Right: each
+see each other (SpecDec's Principle I, the drafter's capability; Xia et al.) loses accuracy with distance. Right: each
 drafter's α̂ against its cost coefficient c (a parallel drafter's c is one step for its whole block): the
 model-free drafters (prompt lookup, counts) sit at c ≈ 0 and pay only when they guess well (Leviathan et al.,
 section 3: S grows with α and falls with c).
