@@ -18,7 +18,7 @@ from specviz.charts.style import FONT_SIZE, NEUTRAL, P_COLOR, Q_COLOR, REJECT_CO
 from specviz.trace import Trace
 
 MAX_GAMMA = 16
-MAX_BLOCK = 8   # the block slider's end: the shipped parallel drafters draft 4
+MAX_BLOCK = MAX_GAMMA   # the block slider's end (the shipped parallel drafters draft 4; SpecDec's Table 3 reaches 30)
 ALPHA_STEP = 0.02  # the plane's cell width
 WIDTH, HEIGHT = 270, 250
 START = (0.8, 0.05, 4)   # where the α, c and marked-γ sliders start
