@@ -48,15 +48,25 @@ def steady_attention(device: torch.device) -> None:
         torch.backends.cuda.enable_cudnn_sdp(False)
 
 
+DTYPES = {"float32": torch.float32, "fp32": torch.float32, "float16": torch.float16, "fp16": torch.float16,
+          "bfloat16": torch.bfloat16, "bf16": torch.bfloat16}
+
+
 def pick_dtype(device: torch.device, dtype: str | None = None) -> torch.dtype:
     """bf16 (or fp16 on older GPUs) on CUDA, fp32 on the CPU; an explicit choice wins."""
     if dtype:
-        names = {"float32": torch.float32, "fp32": torch.float32, "float16": torch.float16,
-                 "fp16": torch.float16, "bfloat16": torch.bfloat16, "bf16": torch.bfloat16}
-        return names[dtype]
+        if dtype not in DTYPES:
+            raise SpecvizError(f"unknown dtype {dtype!r}: choose one of {', '.join(DTYPES)}")
+        return DTYPES[dtype]
     if device.type == "cuda":
-        return torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
+        return torch.bfloat16 if cuda_bf16() else torch.float16
     return torch.float32
+
+
+def cuda_bf16() -> bool:
+    """Whether the GPU computes bf16 in hardware (Ampere and later). torch's own check also says yes where bf16
+    is emulated (a T4), several times slower than the fp16 those GPUs run natively."""
+    return torch.cuda.is_bf16_supported(including_emulation=False)
 
 
 def native_bf16() -> bool:

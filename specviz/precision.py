@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import torch
 
-from specviz.device import native_bf16, pick_dtype
+from specviz.device import cuda_bf16, native_bf16, pick_dtype
 from specviz.plural import count
 from specviz.verify_cost import Setup, stored
 
@@ -26,7 +26,7 @@ def name(dtype: torch.dtype) -> str:
 def choices(device: torch.device) -> list[str]:
     """The dtypes offered on `device`, its default first."""
     if device.type == "cuda":
-        half = ["bfloat16", "float16"] if torch.cuda.is_bf16_supported() else ["float16"]
+        half = ["bfloat16", "float16"] if cuda_bf16() else ["float16"]
         return [*half, "float32"]
     return ["float32", "bfloat16"]
 

@@ -386,6 +386,8 @@ def read_json(source: Path | bytes, what: str) -> object:
         raise SpecvizError(f"not a {what}: {name} cannot be read ({error})") from error
     except (UnicodeDecodeError, json.JSONDecodeError) as error:
         raise SpecvizError(f"not a {what}: {name} is not JSON ({error})") from error
+    except RecursionError:
+        raise SpecvizError(f"not a {what}: {name} nests its JSON deeper than Python reads") from None
 
 
 def _topk(data: dict | None) -> TopK | None:

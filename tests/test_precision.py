@@ -3,12 +3,14 @@ as a near tie or called a bug."""
 
 from __future__ import annotations
 
+import pytest
 import torch
 from apps import APP, PAGE_TIMEOUT
 from streamlit.testing.v1 import AppTest
 
-from specviz import DecodeSettings, generate, precision, verification, verify_cost
+from specviz import DecodeSettings, SpecvizError, generate, precision, verification, verify_cost
 from specviz.charts.race import agreement
+from specviz.device import pick_dtype
 from specviz.divergence import NEAR_TIE, Divergence, Top2, describe
 from specviz.drafters import DraftModelDrafter
 from specviz.models import load_model
@@ -36,6 +38,24 @@ def test_the_gain_is_read_from_both_measured_curves(tiny_llama_dirs, tmp_path, m
 def test_the_cpu_offers_fp32_first():
     assert precision.choices(torch.device("cpu")) == ["float32", "bfloat16"]
     assert precision.default(torch.device("cpu")) == "float32"
+    with pytest.raises(SpecvizError, match="unknown dtype 'fp8': choose one of float32, fp32, float16"):
+        pick_dtype(torch.device("cpu"), "fp8")
+
+
+@pytest.mark.parametrize("native, offered", [(True, ["bfloat16", "float16", "float32"]),
+                                             (False, ["float16", "float32"])])
+def test_a_gpu_that_emulates_bf16_gets_fp16(monkeypatch, native, offered):
+    """A T4 (sm75) has no bf16 units: torch's default check counts emulation, several times slower than fp16."""
+    asked = []
+
+    def supported(including_emulation: bool = True) -> bool:
+        asked.append(including_emulation)
+        return native or including_emulation
+
+    monkeypatch.setattr(torch.cuda, "is_bf16_supported", supported)
+    gpu = torch.device("cuda")
+    assert precision.choices(gpu) == offered and pick_dtype(gpu) == getattr(torch, offered[0])
+    assert asked and not any(asked)
 
 
 def parting(flip: float) -> Divergence:

@@ -172,6 +172,7 @@ def test_recording_off_keeps_the_decisions(tiny_llama_dirs):
     ('{"format": "other"}', 'missing "format": "specviz-trace"'),
     ('{"format": "specviz-trace", "version": 99}', r"unsupported specviz trace version 99 \(expected 1 to \d+\)"),
     ('{"format": "specviz-trace", "version": 1, "prompt": "x"}', "not a valid specviz trace: it has no field 'iter"),
+    ("[" * 100_000, "nests its JSON deeper than Python reads"),
 ])
 def test_bad_trace_files_are_refused(tmp_path, content, message):
     path = tmp_path / "bad.json"
