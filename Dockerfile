@@ -7,6 +7,10 @@ RUN useradd -m -u 1000 user
 USER user
 ENV HOME=/home/user PATH=/home/user/.local/bin:$PATH PYTHONUNBUFFERED=1 \
     SPECVIZ_CACHE=/home/user/.cache/specviz HF_HOME=/home/user/.cache/huggingface
+# A public demo's limits (README, "Limits for a public host"): visitors pick among the shipped pairs, and no run
+# or study holds the one decoder for long. Override with -e, or in the Space's settings.
+ENV SPECVIZ_CUSTOM_MODELS=0 SPECVIZ_MAX_PROMPT_TOKENS=2048 SPECVIZ_MAX_NEW_TOKENS=256 \
+    SPECVIZ_MAX_RUN_SECONDS=120 SPECVIZ_MAX_STUDY_SECONDS=600 SPECVIZ_KEPT_PAIRS=1
 WORKDIR /home/user/app
 
 # torch==2.13.0 from PyPI is the CUDA build on Linux x86_64 (the GPU path; see requirements.txt).

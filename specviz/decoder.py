@@ -43,6 +43,16 @@ from specviz.tree_size import Sizing
 from specviz.warpers import Warper
 
 
+def checked_prompt(target: LoadedModel, prompt: Prompt, settings: DecodeSettings, chat: bool = True,
+                   limits: Limits | None = None) -> list[int]:
+    """The prompt's token ids; a prompt and token budget over the host's limits (`limits.host_limits` unless
+    given) or over the target's context are refused, before any work (a new pair's sizing included)."""
+    prompt_ids = target.encode_prompt(prompt, chat=chat)
+    (host_limits() if limits is None else limits).check(len(prompt_ids), settings.max_new_tokens)
+    target.check_fits(len(prompt_ids), settings.max_new_tokens)
+    return prompt_ids
+
+
 class Run:
     def __init__(self, target: LoadedModel, drafter: Drafter | None, prompt: Prompt,
                  settings: DecodeSettings, chat: bool = True, use_cache: bool = True, limits: Limits | None = None,
@@ -52,9 +62,7 @@ class Run:
         size `settings` give: `auto_size` is resolved before, by `specviz.sizing.prepare`, which also hands
         over the pair's `sizing`."""
         self.limits = host_limits() if limits is None else limits
-        prompt_ids = target.encode_prompt(prompt, chat=chat)
-        self.limits.check(len(prompt_ids), settings.max_new_tokens)
-        target.check_fits(len(prompt_ids), settings.max_new_tokens)
+        prompt_ids = checked_prompt(target, prompt, settings, chat, self.limits)
         self.sizing = sizing
         self.policy = None
         if settings.adaptive and drafter is not None:

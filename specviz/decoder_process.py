@@ -310,9 +310,10 @@ def _failed(error: Exception, loaded: dict) -> Exception:
 def trace_stream(target, drafter, prompt: Prompt, settings, chat: bool = True) -> Iterator:
     """Work function for one run (its settings prepared first, `sizing.prepare`, with a `Status` while
     that sizes the pair): the trace's header (no iterations yet), each iteration, then its `Ending`."""
-    from specviz.decoder import Run
+    from specviz.decoder import Run, checked_prompt
     from specviz.sizing import prepare, sizes
 
+    checked_prompt(target, prompt, settings, chat)   # refused before a new pair's sizing, not after
     sizing = sizes(drafter, settings)
     if sizing:   # a pair's first sizing measures its verify cost and draft step: seconds to minutes, once
         yield Status("Sizing the draft for this pair (measured once, then read back)…")

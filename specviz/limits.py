@@ -12,6 +12,9 @@ SPECVIZ_KEPT_PAIRS          model pairs (a target and its drafter) the app's dec
 SPECVIZ_REMOTE_TARGETS      the servers (URLs, separated by spaces or commas) the app's visitors may use as a
                             remote target (`specviz.remote`); unset, the app offers none, so a visitor cannot
                             make the host send requests elsewhere. The CLI and the library trust their caller.
+SPECVIZ_CUSTOM_MODELS       0: the app's visitors pick among the embedded and preset pairs only, and cannot name a
+                            hub id (a download of any size) or a directory or file on the host; unset or 1: they
+                            may (the app run on one's own machine). The CLI and the library trust their caller.
 
 `Run` reads them when it starts (`host_limits`), a study likewise (`sweep.timed_study`); the decoder's own short
 measuring runs (the tree sizer's calibration, a new model pair's warm-up) pass `NO_LIMITS`.
@@ -30,6 +33,7 @@ NEW_TOKENS = "SPECVIZ_MAX_NEW_TOKENS"
 RUN_SECONDS = "SPECVIZ_MAX_RUN_SECONDS"
 STUDY_SECONDS = "SPECVIZ_MAX_STUDY_SECONDS"
 REMOTE_TARGETS = "SPECVIZ_REMOTE_TARGETS"
+CUSTOM_MODELS = "SPECVIZ_CUSTOM_MODELS"
 KEPT = "SPECVIZ_KEPT_PAIRS"
 KEPT_PAIRS = 2   # a host's visitors try pair after pair, and each pair kept holds its weights in memory
 
@@ -103,3 +107,11 @@ def check_remote_allowed(url: str) -> None:
     if check_url(url) not in allowed:
         where = ", ".join(allowed) if allowed else f"none (the host sets {REMOTE_TARGETS} to allow some)"
         raise SpecvizError(f"{url} is not a remote target this host allows; it allows {where}")
+
+
+def custom_models() -> bool:
+    """Whether the app's visitors may name their own models (`SPECVIZ_CUSTOM_MODELS`: 0 or 1, unset 1)."""
+    text = os.environ.get(CUSTOM_MODELS, "").strip()
+    if text not in ("", "0", "1"):
+        raise SpecvizError(f"{CUSTOM_MODELS} must be 0 or 1, got {text!r}")
+    return text != "0"

@@ -142,3 +142,17 @@ def test_copied_files_exist_and_are_not_ignored() -> None:
         assert not any(fnmatch(name.rstrip("/"), p.rstrip("/")) for p in ignore if name != "."), (
             f".dockerignore keeps {name} out of the image"
         )
+
+
+def test_the_image_sets_a_public_demos_limits(monkeypatch):
+    """A Space is public: visitors keep to the shipped pairs, and every run and study is bounded (values the
+    library reads as it reads any host's)."""
+    from specviz import limits
+
+    env = dict(pair.split("=", 1) for rest in args("ENV") for pair in shlex.split(rest))
+    for name in (limits.CUSTOM_MODELS, limits.PROMPT_TOKENS, limits.NEW_TOKENS, limits.RUN_SECONDS,
+                 limits.STUDY_SECONDS, limits.KEPT):
+        assert name in env, name
+        monkeypatch.setenv(name, env[name])
+    assert limits.custom_models() is False and limits.kept_pairs() == 1
+    assert None not in vars(limits.host_limits()).values()

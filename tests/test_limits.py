@@ -90,6 +90,17 @@ def test_the_decoder_process_applies_the_limits(tiny_llama_dirs, monkeypatch):
         process.close()
 
 
+def test_a_run_over_the_limits_is_refused_before_its_pair_is_sized(tiny, monkeypatch):
+    """A new pair's sizing takes minutes: a budget over the host's limit is refused before it starts."""
+    from specviz import sizing
+
+    target, drafter = tiny
+    monkeypatch.setenv("SPECVIZ_MAX_NEW_TOKENS", "12")
+    monkeypatch.setattr(sizing, "sizes", lambda *args: pytest.fail("the pair was sized"))
+    with pytest.raises(SpecvizError, match="this host allows at most 12"):
+        next(trace_stream(target, drafter, PROMPT, DecodeSettings(max_new_tokens=13, auto_size=True)))
+
+
 def test_the_study_time_limit_starts_no_run_past_it_and_the_study_says_so(tiny, monkeypatch):
     """Past the host's study time, a γ sweep of three rounds ends after its baseline and first variant (the least
     that still compares something); the study it keeps, and its file, say which limit stopped it."""

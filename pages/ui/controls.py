@@ -10,14 +10,13 @@ from specviz.decoder_process import ModelSpec
 from specviz.device import decoder_threads, pick_device
 from specviz.drafters import DRAFTER_KINDS, FEATURE_KINDS, default_drafter
 from specviz.examples import example
-from specviz.limits import check_remote_allowed, host_limits, remote_targets
+from specviz.limits import check_remote_allowed, custom_models, host_limits, remote_targets
 from specviz.models import EMBEDDED_NAME, HUB_PAIRS
 from specviz.settings import RULE_NAMES, VERIFY_RULES
 from specviz.tree_size import default_gamma
 
-EMBEDDED_PAIR = f"{EMBEDDED_NAME} (embedded, runs on the CPU)"
+EMBEDDED_PAIR = f"{EMBEDDED_NAME} (embedded)"
 CUSTOM_PAIR = "Custom: any hub id or local directory"
-PAIRS = [EMBEDDED_PAIR, *HUB_PAIRS, CUSTOM_PAIR]
 
 PROMPTS = {
     "Rewrite a paragraph (copying pays)": (
@@ -132,8 +131,9 @@ def sidebar() -> None:
                       "for a γ sweep, a β × τ grid or the drafters side by side, also that page's values and "
                       "rounds, so its Run measures the example again.")
         st.header("Run settings")
-        st.selectbox("Model pair (target ← drafter)", PAIRS, index=PAIRS.index(kept("pair")), key="pair",
-                     on_change=_use_pair)
+        pairs = [EMBEDDED_PAIR, *HUB_PAIRS, *([CUSTOM_PAIR] if custom_models() else [])]
+        st.selectbox("Model pair (target ← drafter)", pairs, index=pairs.index(kept("pair")) if kept("pair") in pairs
+                     else 0, key="pair", on_change=_use_pair)
         if s.pair == CUSTOM_PAIR:
             st.text_input("Target (hub id or directory)", value=kept("custom_target"), key="custom_target")
             st.text_input("Draft model (hub id or directory; a weights file for eagle / tiny / medusa / specdrafter / "
