@@ -26,5 +26,6 @@ EXPOSE 8501
 HEALTHCHECK --interval=30s --timeout=5s --start-period=60s \
   CMD python -c "import urllib.request; urllib.request.urlopen('http://127.0.0.1:8501/_stcore/health', timeout=4)"
 # A Space shows the app inside an iframe, where Streamlit's XSRF cookie is blocked and uploads would fail.
+# Visitors see an unexpected error's type, not its traceback (which goes to the container's log).
 CMD ["streamlit", "run", "app.py", "--server.port=8501", "--server.address=0.0.0.0", \
-     "--server.headless=true", "--server.enableXsrfProtection=false"]
+     "--server.headless=true", "--server.enableXsrfProtection=false", "--client.showErrorDetails=type"]
