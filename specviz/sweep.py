@@ -89,8 +89,13 @@ def timed_rounds(target: LoadedModel, prompt: str, baseline: DecodeSettings, run
 def comparison_rounds(target: LoadedModel, drafter: Drafter, prompt: str, settings: DecodeSettings, rounds: int,
                       chat: bool = True) -> Iterator[tuple[int, float]]:
     """The decoder process's work function for a comparison's (the race's) later rounds: the target alone and
-    the speculative run with the same settings, interleaved (`timed_rounds`)."""
-    yield from timed_rounds(target, prompt, settings, [(drafter, prepare(target, drafter, settings))], rounds, chat)
+    the speculative run with the same settings, interleaved (`timed_rounds`); no run starts past the host's
+    study time limit, so the rounds hold the decoder no longer than a study may."""
+    limits, started = host_limits(), time.monotonic()
+    for timed in timed_rounds(target, prompt, settings, [(drafter, prepare(target, drafter, settings))], rounds, chat):
+        yield timed
+        if limits.study_over(time.monotonic() - started):
+            return
 
 
 def gamma_sweep(target: LoadedModel, drafter: Drafter, prompt: str, settings: DecodeSettings,

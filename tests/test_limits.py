@@ -101,6 +101,13 @@ def test_a_run_over_the_limits_is_refused_before_its_pair_is_sized(tiny, monkeyp
         next(trace_stream(target, drafter, PROMPT, DecodeSettings(max_new_tokens=13, auto_size=True)))
 
 
+def test_the_races_later_rounds_start_no_run_past_the_study_time_limit(tiny, monkeypatch):
+    target, drafter = tiny
+    assert len(list(sweep.comparison_rounds(target, drafter, PROMPT, SETTINGS, 2))) == 4   # both, twice
+    monkeypatch.setenv("SPECVIZ_MAX_STUDY_SECONDS", TINY_CAP)
+    assert len(list(sweep.comparison_rounds(target, drafter, PROMPT, SETTINGS, 2))) == 1
+
+
 def test_the_study_time_limit_starts_no_run_past_it_and_the_study_says_so(tiny, monkeypatch):
     """Past the host's study time, a γ sweep of three rounds ends after its baseline and first variant (the least
     that still compares something); the study it keeps, and its file, say which limit stopped it."""
