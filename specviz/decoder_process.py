@@ -218,6 +218,7 @@ def serve(fd: int, threads: int) -> None:
             cpu = time.process_time()  # this process's CPU time, read where the work runs, to the microsecond
             _stream(work(target, drafter, *args), conn)
         except Exception as error:  # every failure goes back to the page; the process serves on
+            target = drafter = None   # out of memory: the failed pair goes too, with every pair kept (`_failed`)
             conn.send(("error", _failed(error, loaded)))
         else:
             conn.send(("done", time.process_time() - cpu))
@@ -299,6 +300,7 @@ def _failed(error: Exception, loaded: dict) -> Exception:
         return SpecvizError(str(error))
     if isinstance(error, torch.OutOfMemoryError | MemoryError):
         loaded.clear()
+        error.__traceback__ = None   # its frames hold the failed work's tensors
         _let_go()
         return SpecvizError(f"out of memory ({str(error).splitlines()[0] if str(error) else type(error).__name__}): "
                             "the models this server kept loaded are let go, so the next run loads only its own "

@@ -167,6 +167,22 @@ def test_out_of_memory_lets_every_kept_model_go_and_says_so():
     bug = _failed(KeyError("w"), loaded)
     assert type(bug) is RuntimeError and "KeyError: 'w'" in str(bug) and loaded   # a bug keeps its traceback
 
+    class Activations:
+        """What a failed pass held in its frame."""
+
+    held = []
+
+    def work():
+        activations = Activations()
+        held.append(weakref.ref(activations))
+        raise torch.OutOfMemoryError("CUDA out of memory")
+
+    try:
+        work()
+    except torch.OutOfMemoryError as failure:
+        _failed(failure, {})
+        assert held[0]() is None   # let go while the error is still being handled
+
 
 def test_a_run_that_sizes_its_pair_says_so_before_its_first_item(tiny_llama_dirs, monkeypatch):
     from specviz import sizing
