@@ -7,6 +7,7 @@ real wall time.
 
 from __future__ import annotations
 
+import math
 import os
 import time
 from pathlib import Path
@@ -90,9 +91,18 @@ def decoder_threads(cores: int | None = None) -> int:
         if not setting.isdigit() or int(setting) < 1:
             raise SpecvizError(f"SPECVIZ_THREADS must be a whole number >= 1, got {setting!r}")
         return int(setting)
-    if cores is None:
-        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-    return max(1, cores - 1)
+    return max(1, (available_cores() if cores is None else cores) - 1)
+
+
+def available_cores(quota: Path = Path("/sys/fs/cgroup/cpu.max")) -> int:
+    """The cores this process may use: those it may run on, fewer where its cgroup (a container's CPU limit)
+    grants less time than that, as `cpu.max` says ("QUOTA PERIOD" microseconds, or "max" for none)."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    try:
+        limit, period = quota.read_text().split()
+        return min(cores, max(1, math.ceil(int(limit) / int(period)))) if limit != "max" else cores
+    except (OSError, ValueError):
+        return cores
 
 
 def synchronize(device: torch.device) -> None:

@@ -13,7 +13,7 @@ import torch
 
 from specviz import DecodeSettings, SpecvizError, generate, load_model
 from specviz.decoder_process import DecoderProcess, ModelSpec, _load, follow_trace, trace_stream
-from specviz.device import decoder_threads
+from specviz.device import available_cores, decoder_threads
 from specviz.drafters import build_drafter
 from specviz.limits import KEPT_PAIRS, kept_pairs
 from specviz.sweep import gamma_sweep
@@ -134,6 +134,17 @@ def test_thread_count_leaves_a_core_to_the_server(monkeypatch):
     monkeypatch.setenv("SPECVIZ_THREADS", "0")
     with pytest.raises(SpecvizError, match="SPECVIZ_THREADS must be a whole number >= 1"):
         decoder_threads()
+
+
+@pytest.mark.parametrize("cpu_max, cores", [("150000 100000", 2), ("50000 100000", 1), ("max 100000", None),
+                                            (None, None), ("garbled", None)])
+def test_a_containers_cpu_limit_bounds_the_cores(tmp_path, monkeypatch, cpu_max, cores):
+    """A container limited to 1.5 CPUs on a 16-core node has 2 cores' worth of time, not 16."""
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(16)))
+    quota = tmp_path / "cpu.max"
+    if cpu_max is not None:
+        quota.write_text(cpu_max + "\n")
+    assert available_cores(quota) == (cores or 16)
 
 
 def test_stopping_a_run_whose_process_died_keeps_what_arrived(models):
