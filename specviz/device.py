@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import os
+import platform
 import time
 from pathlib import Path
 
@@ -70,13 +71,24 @@ def cuda_bf16() -> bool:
     return torch.cuda.is_bf16_supported(including_emulation=False)
 
 
+def _cpuinfo() -> str:
+    try:
+        return Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return ""
+
+
 def native_bf16() -> bool:
     """Does this CPU compute bf16 in hardware (AVX512-BF16 or AMX), where bf16 runs faster than fp32?"""
-    try:
-        flags = Path("/proc/cpuinfo").read_text()
-    except OSError:
-        return False
-    return any(flag in flags.split() for flag in ("avx512_bf16", "amx_bf16"))
+    return any(flag in _cpuinfo().split() for flag in ("avx512_bf16", "amx_bf16"))
+
+
+def device_name(device: torch.device) -> str:
+    """The hardware behind `device`: the GPU's name, or the CPU's model ("AMD EPYC 7B13")."""
+    if device.type == "cuda":
+        return torch.cuda.get_device_name(device)
+    return next((line.split(":", 1)[1].strip() for line in _cpuinfo().splitlines() if line.startswith("model name")),
+                platform.processor() or "CPU")
 
 
 def decoder_threads(cores: int | None = None) -> int:

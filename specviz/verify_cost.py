@@ -35,6 +35,7 @@ are of that order (a tree against a chain, 2-5%), so the sizes up to `DENSE`, wh
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import statistics
@@ -44,7 +45,7 @@ from pathlib import Path
 import torch
 
 from specviz.contention import Contention
-from specviz.device import Clock
+from specviz.device import Clock, device_name
 from specviz.files import write_whole
 from specviz.kv_cache import CachedLM
 from specviz.models import LoadedModel, cache_dir
@@ -225,9 +226,16 @@ class Setup:
         return cls(target.name, str(target.device), str(target.dtype), torch.get_num_threads())
 
     def path(self, what: str) -> Path:
-        """Where a measurement `what` in this setup is kept."""
-        key = f"{what}-{self.model}-{self.device}-{self.dtype}-{self.threads}t"
+        """Where a measurement `what` in this setup is kept: named by the hardware too, since a cache folder may
+        move to another machine (a host's persistent volume), where the times are another GPU's or CPU's."""
+        key = f"{what}-{self.model}-{self.device}-{hardware(self.device)}-{self.dtype}-{self.threads}t"
         return cache_dir() / "sizing" / (re.sub(r"[^A-Za-z0-9.]+", "_", key).strip("_") + ".json")
+
+
+@functools.cache
+def hardware(device: str) -> str:
+    """`device.device_name` of a device's name, once per process."""
+    return device_name(torch.device(device))
 
 
 def cache_path(target: LoadedModel, what: str) -> Path:

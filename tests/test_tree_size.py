@@ -81,6 +81,19 @@ def test_the_default_gamma_is_the_fastest_cached_chain(tmp_path, monkeypatch):
     assert tree_size.default_gamma(2) is None   # another thread count is another machine
 
 
+def test_a_measurement_is_kept_per_machine(tmp_path, monkeypatch):
+    """A cache folder moved to another machine (a host's persistent volume) does not hand it this one's times."""
+    monkeypatch.setenv("SPECVIZ_CACHE", str(tmp_path))
+    setup = Setup(EMBEDDED_NAME, "cpu", "torch.float32", 1)
+    paths = []
+    for name in ("AMD EPYC 7B13", "Intel Xeon Platinum 8480+"):
+        monkeypatch.setattr(verify_cost, "device_name", lambda device, name=name: name)
+        verify_cost.hardware.cache_clear()
+        paths.append(setup.path("cost"))
+    verify_cost.hardware.cache_clear()
+    assert paths[0] != paths[1] and "AMD_EPYC_7B13" in paths[0].name
+
+
 def test_weights_retrained_under_an_old_file_name_are_sized_anew(tmp_path, monkeypatch):
     monkeypatch.setenv("SPECVIZ_CACHE", str(tmp_path / "cache"))
     weights = tmp_path / weights_file("eagle").name

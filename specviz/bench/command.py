@@ -24,6 +24,7 @@ from specviz.bench.prompts import DEFAULT_PROMPTS, load_prompts
 from specviz.bench.report import BenchResult, summarize
 from specviz.bench.truncated import truncated_drafter_dir
 from specviz.decoder_process import DecoderProcess, ModelSpec
+from specviz.device import device_name
 from specviz.drafters.ngram import MAX_NGRAM
 from specviz.errors import SpecvizError
 from specviz.packed_linear import PackedLinear
@@ -248,23 +249,11 @@ def _default_kinds() -> list[str]:
 
 
 def machine(device: torch.device, dtype: torch.dtype) -> dict:
-    if device.type == "cuda":
-        name = torch.cuda.get_device_name(device)
-    else:
-        name = next((line.split(":", 1)[1].strip() for line in _cpuinfo() if line.startswith("model name")),
-                    platform.processor() or "CPU")
-        name = f"{name}, {os.cpu_count()} cores"
+    name = device_name(device) + ("" if device.type == "cuda" else f", {os.cpu_count()} cores")
     return {"device": str(device), "device_name": name, "platform": platform.platform(terse=True),
             "python": platform.python_version(), "torch": torch.__version__,
             "transformers": transformers.__version__, "threads": torch.get_num_threads(),
             "dtype": str(dtype).removeprefix("torch.")}
-
-
-def _cpuinfo() -> list[str]:
-    try:
-        return Path("/proc/cpuinfo").read_text().splitlines()
-    except OSError:
-        return []
 
 
 def command_line() -> str:
