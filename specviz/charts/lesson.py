@@ -408,7 +408,7 @@ def _speedup(trace: Trace) -> LessonStep:
         tree += (f"<p>The adaptive policy chose each draft's length: γ = {gamma} is the median depth it drafted "
                  f"(from {depths[0]} to {depths[-1]}).</p>")
     chances = ("" if summary.expected_alpha is None else
-               f" Leviathan et al. define α as E[β], β = Σ min(p, q) the chance a draft is kept: averaged over the "
+               f" Leviathan et al. define α as E[β], β = Σ min(p, q), the chance a draft is kept: averaged over the "
                f"same drafts it is {summary.expected_alpha:.3f}, the odds each verdict's coin was flipped with.")
     body = (f"<p>Over the whole trace α̂ = {alpha:.3f} (accepted / tested draft positions) and {html.escape(c_text)}."
             f"{chances}</p><p>Expected tokens per iteration (Leviathan et al., eq. 1): {e_text}; measured "
