@@ -62,12 +62,13 @@ PACK = (
             replace(GREEDY, auto_size=True, adaptive=True), study="comparison", rounds=3),
     Example("gamma-sweep", "A γ sweep: measured speedup beside Leviathan et al.'s curves",
             "How long a draft pays: measured speedup and tokens per iteration per γ, against S(γ) and E(γ) through "
-            "the measured α̂ and c, and a run that chooses its draft length as it goes.", CHAT, "eagle",
-            replace(SAMPLED, max_new_tokens=64), study="gamma sweep", values={"gammas": [1, 2, 3, 4, 6, 8]},
+            "the measured α̂ and c, and a run that chooses its draft length as it goes; greedy, so every run writes "
+            "the target's own text and the points compare like for like.", CHAT, "eagle",
+            GREEDY, study="gamma sweep", values={"gammas": [1, 2, 3, 4, 6, 8]},
             rounds=7, adaptive=True),
     Example("beta-tau-grid", "A β × τ grid: SpecDec's Table 4 on one prompt",
             "Spec-Verification trades agreement with the target's greedy output for accepted tokens: Tok. and "
-            "match rate per β and τ.", CODE, "eagle", replace(GREEDY, max_new_tokens=48), study="grid",
+            "BLEU per β and τ.", CODE, "eagle", replace(GREEDY, max_new_tokens=48), study="grid",
             values={"betas": [1, 3, 5], "taus": [1.0, 3.0, 5.0]}, rounds=3),
     Example("drafters", "Every drafter at γ = 4: acceptance by draft position, α̂ against c",
             "Which drafter pays: trained drafters that go token by token (EAGLE head, tiny LM) or a block in one pass "
