@@ -79,7 +79,7 @@ class Row:
     speedup_low: float | None = None    # the rounds' lowest and highest paired speedup (None: one round)
     speedup_high: float | None = None
     rounds: int = 1
-    bleu: float = 1.0          # BLEU-4 of the output against the baseline's (`specviz.bleu`)
+    bleu: float | None = None  # BLEU-4 of the output against the baseline's (`specviz.bleu`)
 
 
 def rates(trace: Trace, seconds: list[float]) -> list[float]:

@@ -14,7 +14,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import replace
 
-from specviz.decoder import generate
+from specviz.decoder import checked_prompt, generate
 from specviz.drafters import Drafter, build_drafter
 from specviz.errors import SpecvizError
 from specviz.limits import Limits, host_limits
@@ -32,6 +32,7 @@ def run_study(target: LoadedModel, drafter: Drafter, prompt: str, kind: str, bas
     sizing measured once); with `repeats` > 1, time every run again, interleaved round by round
     (baseline, each variation, baseline, …), so slow spells of the machine fall on all of them. Yield the
     study after each run, so a caller can show progress and keep what ran."""
+    checked_prompt(target, prompt, settings, chat)   # refused before the runs' sizing, not after it
     runs = [(varied, drafter, prepare(target, drafter, replace(settings, **varied))) for varied in variations]
     yield from timed_study(target, prompt, kind, baseline, runs, chat, repeats)
 
@@ -89,12 +90,12 @@ def timed_rounds(target: LoadedModel, prompt: str, baseline: DecodeSettings, run
 def comparison_rounds(target: LoadedModel, drafter: Drafter, prompt: str, settings: DecodeSettings, rounds: int,
                       chat: bool = True) -> Iterator[tuple[int, float]]:
     """The decoder process's work function for a comparison's (the race's) later rounds: the target alone and
-    the speculative run with the same settings, interleaved (`timed_rounds`); no run starts past the host's
-    study time limit, so the rounds hold the decoder no longer than a study may."""
+    the speculative run with the same settings, interleaved (`timed_rounds`); no round starts past the host's
+    study time limit, so the rounds hold the decoder no longer than a study may, and each is whole (a pair)."""
     limits, started = host_limits(), time.monotonic()
     for timed in timed_rounds(target, prompt, settings, [(drafter, prepare(target, drafter, settings))], rounds, chat):
         yield timed
-        if limits.study_over(time.monotonic() - started):
+        if timed[0] == 0 and limits.study_over(time.monotonic() - started):
             return
 
 

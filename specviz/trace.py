@@ -342,11 +342,13 @@ def expected_alpha(iterations: list[Iteration]) -> float | None:
 
 
 def cost_coefficient(iterations: list[Iteration]) -> float | None:
-    """Leviathan et al.'s c, measured: the mean time of one drafter step over that of one verify pass (the
-    paper's target run, which verifies γ + 1 tokens in the time of one step where compute is idle). The first
-    iteration is left out when others drafted: its passes read the prompt (the target's prefill, and a draft
-    model's), which a long prompt makes many steps long. None: no drafter step was timed."""
-    steady = [it for it in iterations[1:] if it.draft_calls] or iterations
+    """Leviathan et al.'s c, measured: the mean time of one drafter step over that of one verify pass of a draft
+    (the paper's target run, which verifies γ + 1 tokens in the time of one step where compute is idle), over
+    the iterations that drafted. Those up to the first that drafted are left out when later ones drafted: they
+    read the prompt (the target's prefill; a draft model's, or an EAGLE head's window, in its first draft),
+    which a long prompt makes many steps long. None: no drafter step was timed."""
+    drafting = [i for i, it in enumerate(iterations) if it.draft_calls]
+    steady = [iterations[i] for i in drafting[1:]] or [iterations[i] for i in drafting]
     calls = sum(it.draft_calls for it in steady)
     verify = sum(it.verify_time for it in steady)
     return (sum(it.draft_time for it in steady) / calls) / (verify / len(steady)) if calls and verify else None

@@ -12,7 +12,7 @@ from streamlit.testing.v1 import AppTest
 from test_charts import make_trace
 from test_tree_size import CPU_CURVE, cost, embedded_setup, flat, write_sizing
 
-from pages.ui.controls import CUSTOM_PAIR, EMBEDDED_PAIR, KEPT, PROMPTS
+from pages.ui.controls import CUSTOM_PAIR, KEPT, PROMPTS
 from specviz import SpecvizError
 from specviz.device import decoder_threads
 from specviz.drafters import drafter_name, eagle
@@ -170,11 +170,9 @@ def test_a_host_can_keep_visitors_to_its_own_pairs(monkeypatch):
     monkeypatch.setenv("SPECVIZ_CUSTOM_MODELS", "0")
     at = AppTest.from_file(APP, default_timeout=120).run()
     assert not at.exception and not any(o.startswith("Custom") for o in at.selectbox(key="pair").options)
-    at.session_state[KEPT]["pair"] = CUSTOM_PAIR   # a session from before the host set it: back to the embedded pair
-    at.session_state[KEPT]["custom_target"] = "/etc"
-    at.run()
-    assert not at.exception and at.selectbox(key="pair").value == EMBEDDED_PAIR
     assert not [t for t in at.text_input if t.key == "custom_target"]
+    monkeypatch.setenv("SPECVIZ_CUSTOM_MODELS", "1")
+    assert AppTest.from_file(APP, default_timeout=120).run().selectbox(key="pair").options[-1] == CUSTOM_PAIR
     monkeypatch.setenv("SPECVIZ_CUSTOM_MODELS", "yes")
     with pytest.raises(SpecvizError, match="SPECVIZ_CUSTOM_MODELS must be 0 or 1, got 'yes'"):
         custom_models()

@@ -117,9 +117,10 @@ def test_a_drafter_with_no_forward_pass_is_marked_at_c_zero():
 
 @pytest.mark.parametrize("c, block, best, label", [
     (0.05, 0, 5, "γ* = 5"),
-    (0.01, 0, MAX_GAMMA, f"γ* ≥ {MAX_GAMMA}, past the chart"),   # α 0.9: the optimum is 24
+    (0.01, 0, MAX_GAMMA, f"γ* ≥ {MAX_GAMMA}: the chart ends here"),   # α 0.9: the optimum is 24
     (0.0, 0, MAX_GAMMA, "no γ*: at c = 0, S grows with γ"),
     (0.0, 4, 4, "γ* = 4"),   # a parallel drafter: flat past its block, at no cost
+    (0.05, MAX_GAMMA, MAX_GAMMA, f"γ* = {MAX_GAMMA}"),   # a block of 16: its optimum is on the chart
 ])
 def test_the_optimal_gamma_says_when_the_best_drawn_is_not_the_optimum(explorer_spec, c, block, best, label):
     (text,) = [e for e in calculations(explorer_spec)["label"] if "γ*" in e]

@@ -100,8 +100,8 @@ def test_speedup_step_matches_theory():
         body = charts.lesson_steps(trace, 0)[SPEEDUP].body
         assert f"α̂ = {summary.alpha:.3f}" in body and f"optimal γ = {best} " in body
         assert f"{theory.walltime_improvement(summary.alpha, trace.settings.gamma, summary.c):.2f}×" in body
-        assert f"define α as E[β], β = Σ min(p, q), the chance a draft is kept: averaged over the same drafts it is " \
-               f"{summary.expected_alpha:.3f}" in body
+        assert f"define α as E[β], β = Σ min(p, q), the chance a draft is kept: averaged over the same drafts of " \
+               f"its chains it is {summary.expected_alpha:.3f}" in body
 
 
 def test_speedup_step_prices_a_parallel_drafters_block_as_one_step():

@@ -99,13 +99,16 @@ def test_a_run_over_the_limits_is_refused_before_its_pair_is_sized(tiny, monkeyp
     monkeypatch.setattr(sizing, "sizes", lambda *args: pytest.fail("the pair was sized"))
     with pytest.raises(SpecvizError, match="this host allows at most 12"):
         next(trace_stream(target, drafter, PROMPT, DecodeSettings(max_new_tokens=13, auto_size=True)))
+    monkeypatch.setattr(sweep, "prepare", lambda *args: pytest.fail("a sweep's runs were sized"))
+    with pytest.raises(SpecvizError, match="this host allows at most 12"):
+        next(sweep.gamma_sweep(target, drafter, PROMPT, DecodeSettings(max_new_tokens=13), [1, 2], adaptive=True))
 
 
 def test_the_races_later_rounds_start_no_run_past_the_study_time_limit(tiny, monkeypatch):
     target, drafter = tiny
     assert len(list(sweep.comparison_rounds(target, drafter, PROMPT, SETTINGS, 2))) == 4   # both, twice
-    monkeypatch.setenv("SPECVIZ_MAX_STUDY_SECONDS", TINY_CAP)
-    assert len(list(sweep.comparison_rounds(target, drafter, PROMPT, SETTINGS, 2))) == 1
+    monkeypatch.setenv("SPECVIZ_MAX_STUDY_SECONDS", TINY_CAP)   # one whole round, baseline and speculative
+    assert [run for run, _ in sweep.comparison_rounds(target, drafter, PROMPT, SETTINGS, 2)] == [-1, 0]
 
 
 def test_the_study_time_limit_starts_no_run_past_it_and_the_study_says_so(tiny, monkeypatch):

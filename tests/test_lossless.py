@@ -58,7 +58,7 @@ def sampled_two_tokens(target, drafter, settings: DecodeSettings, prompt: str = 
         counts[tuple(trace.generated_ids[:2])] += 1
         for it in trace.iterations if verdicts is not None else ():
             verdicts["kept"] += it.accepted
-            verdicts["rejected"] += it.accepted < it.drafted
+            verdicts["rejected"] += it.final is not None and it.final.kind == "correction"   # a tree's too
     return counts
 
 

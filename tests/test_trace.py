@@ -250,6 +250,12 @@ def test_c_is_a_drafter_step_over_a_verify_pass_with_the_prompts_passes_left_out
     only = replace(trace, iterations=[first]).summary().c   # nothing else to go by: the one there is
     assert only == pytest.approx((0.215 / 4) / 0.9)
     assert replace(trace, iterations=[replace(it, draft_calls=0) for it in steady]).summary().c is None
+    # the target's token first (EAGLE, --first-target): the prefill drafts nothing, and the first draft reads
+    # the prompt (a draft model's prefill, the head's window); a target step between drafts is no verify pass
+    prefill = replace(steady[0], draft_calls=0, draft_time=0.0, verify_time=0.9)
+    plain = replace(steady[2], draft_calls=0, draft_time=0.0, verify_time=0.01)
+    mixed = [prefill, replace(steady[1], draft_time=0.2 + 0.015), plain, *steady[3:]]
+    assert replace(trace, iterations=mixed).summary().c == pytest.approx(0.1)
 
 
 def test_expected_alpha_averages_the_chances_the_verdicts_were_drawn_with():

@@ -102,8 +102,8 @@ def curves(measured: pd.DataFrame | None) -> alt.HConcatChart:
     # The best γ drawn is the optimum only inside the chart: at its edge the optimum may lie further, and with
     # free drafting (c = 0, no block) S grows with γ and none is optimal (`theory.optimal_gamma`).
     optimum = best_gamma(base, []).transform_calculate(label=(
-        f"c == 0 && block == 0 ? 'no γ*: at c = 0, S grows with γ' : datum.gamma == {MAX_GAMMA} ? "
-        f"'γ* ≥ {MAX_GAMMA}, past the chart' : 'γ* = ' + datum.gamma"))
+        f"c == 0 && block == 0 ? 'no γ*: at c = 0, S grows with γ' : datum.gamma == {MAX_GAMMA} && block == 0 ? "
+        f"'γ* ≥ {MAX_GAMMA}: the chart ends here' : 'γ* = ' + datum.gamma"))
     star = [optimum.transform_filter("c > 0 || block > 0").mark_point(
                 shape=STAR, size=800, filled=True, color=REJECT_COLOR, stroke="#000000", strokeWidth=1,
                 opacity=1).encode(x=x, y="S:Q"),

@@ -409,7 +409,8 @@ def _speedup(trace: Trace) -> LessonStep:
                  f"(from {depths[0]} to {depths[-1]}).</p>")
     chances = ("" if summary.expected_alpha is None else
                f" Leviathan et al. define α as E[β], β = Σ min(p, q), the chance a draft is kept: averaged over the "
-               f"same drafts it is {summary.expected_alpha:.3f}, the odds each verdict's coin was flipped with.")
+               f"same drafts of its chains it is {summary.expected_alpha:.3f}, the chance each verdict's coin was "
+               "flipped with.")
     body = (f"<p>Over the whole trace α̂ = {alpha:.3f} (accepted / tested draft positions) and {html.escape(c_text)}."
             f"{chances}</p><p>Expected tokens per iteration (Leviathan et al., eq. 1): {e_text}; measured "
             f"{summary.accepted_length:.2f}.</p>"
@@ -425,7 +426,7 @@ def _speedup(trace: Trace) -> LessonStep:
             + ("the speedup measured there stops growing at some γ" if free else
                "the best γ measured there sits below this one")
             + f" (the Speedup curves page sweeps γ).</p>{tree}")
-    return LessonStep(title, body, question, speedup_chart(alpha, c, max_gamma=max(16, best or 0), block=block))
+    return LessonStep(title, body, question, speedup_chart(alpha, c, block=block))
 
 
 def _why_this_length(trace: Trace, index: int) -> LessonStep:
