@@ -404,17 +404,17 @@ def print_study(study) -> None:
     """One line per run: what varied, tokens/s, speedup, α̂, tokens per iteration, match with the baseline."""
     drafters = ", ".join(dict.fromkeys(v.trace.drafter for v in study.variants)) or "none"
     print(f"{study.kind}: {study.baseline.target} <- {drafters}")
-    from specviz.charts.study import spread_note
+    from specviz.charts.study import spread_note, text_agreement
 
-    runs = [study.baseline, *(v.trace for v in study.variants)]
-    for row, run in zip(study.rows(), runs):
+    for row, run in zip(study.rows(), study.traces()):
         speedup = f"{row.speedup:.2f}x" if row.speedup is not None else "1.00x (baseline)"
         if row.speedup_low is not None:
             speedup += f" ({row.speedup_low:.2f}-{row.speedup_high:.2f})"
         alpha = f"{row.alpha:.2f}" if row.alpha is not None else "n/a"
+        match, bleu = text_agreement(row, run)
         print(f"  {row.name:<24} {row.tokens_per_s:6.1f} tokens/s  speedup {speedup:<17} alpha {alpha:<5} "
-              f"{row.accepted_length:.2f} tokens/iteration" + ("" if run.settings.rule == "sampling" else
-                                                                f"  match {row.match_rate:.0%}  BLEU {row.bleu:.2f}"))
+              f"{row.accepted_length:.2f} tokens/iteration" + (f"  match {match:.0%}  BLEU {bleu:.2f}"
+                                                                if match is not None else ""))
     print(spread_note(study)[1])
 
 

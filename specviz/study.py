@@ -111,6 +111,10 @@ class Study:
         ratios = self.paired(trace)
         return statistics.median(ratios) if ratios else None
 
+    def traces(self) -> list[Trace]:
+        """The baseline's trace, then each variant's, in the order of `rows`."""
+        return [self.baseline, *(v.trace for v in self.variants)]
+
     def rows(self) -> list[Row]:
         """The baseline's row, then one per variant, in the order they ran."""
         return [self._row("baseline", {}, self.baseline, None)] + [

@@ -10,7 +10,8 @@ import pandas as pd
 from pandas.io.formats.style import Styler
 
 from specviz.settings import RULE_NAMES
-from specviz.study import Study
+from specviz.study import Row, Study
+from specviz.trace import Trace
 
 ROW_HELP = {  # what each column of `rows_frame` means, for the table's headers
     "tokens": "tokens generated: sampled runs stop at the end of sequence at different places",
@@ -35,15 +36,18 @@ FORMATS = {"tokens/s": "{:.1f}", "speedup": "{:.2f}×", "α̂": "{:.2f}", "c": "
 
 
 def rows_frame(study: Study) -> pd.DataFrame:
-    """One row per run, the baseline first: what varied, then the run's numbers. A sampled run's match and BLEU
-    are left out: its text follows other random numbers than the baseline's, so they say nothing of its quality."""
-    runs = [study.baseline, *(v.trace for v in study.variants)]
+    """One row per run, the baseline first: what varied, then the run's numbers (`text_agreement`)."""
     return pd.DataFrame([{"run": row.name, "tokens": row.tokens, "tokens/s": row.tokens_per_s,
                           "speedup": row.speedup, "min–max": _spread(row.speedup_low, row.speedup_high),
                           "α̂": row.alpha, "c": row.c, "tokens / iteration": row.accepted_length,
-                          "match": None if run.settings.rule == "sampling" else row.match_rate,
-                          "BLEU": None if run.settings.rule == "sampling" else row.bleu,
-                          "wall time (s)": row.wall_time} for row, run in zip(study.rows(), runs)])
+                          **dict(zip(("match", "BLEU"), text_agreement(row, run))),
+                          "wall time (s)": row.wall_time} for row, run in zip(study.rows(), study.traces())])
+
+
+def text_agreement(row: Row, run: Trace) -> tuple[float | None, float | None]:
+    """A run's match and BLEU with the baseline's output; none for a sampled run, whose text follows other random
+    numbers than the baseline's, so that they say nothing of its quality."""
+    return (None, None) if run.settings.rule == "sampling" else (row.match_rate, row.bleu)
 
 
 def _spread(low: float | None, high: float | None) -> str | None:
