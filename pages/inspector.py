@@ -40,8 +40,12 @@ st.caption(charts.phase_caption(it, trace.settings.rule))
 if it.unsure:
     st.caption(charts.confidence_stop(it, trace))
 
-st.plotly_chart(charts.token_tree(it, charts.last_committed(trace, it.index)), key="tree")
+root = charts.last_committed(trace, it.index)
+st.plotly_chart(charts.token_tree(it, root), key="tree")
 if it.drafts:
+    with st.expander("The verify pass's attention mask"):
+        st.markdown(charts.mask_note(it))
+        st.plotly_chart(charts.tree_mask(it, root), key="mask")
     st.plotly_chart(charts.acceptance_test(it), key="acceptance")
     names = charts.node_names(it)
 

@@ -337,6 +337,11 @@ def test_tree_view_screenshots(app_url, tmp_path):
         sequence = page.locator("[data-testid='stPlotlyChart']", has_text="tried in turn").last
         sequence.scroll_into_view_if_needed()
         sequence.screenshot(path=OUT / "tree-residuals.png")
+        page.get_by_text("The verify pass's attention mask", exact=True).click()
+        mask = page.locator("[data-testid='stPlotlyChart']", has_text="attention in the verify pass")
+        expect(mask.locator(".ytick")).to_have_count(8)   # the root and the 7 nodes
+        mask.scroll_into_view_if_needed()
+        mask.screenshot(path=OUT / "tree-mask.png")
         open_page(page, "Generate", "Generate")
         tree = page.locator("[data-testid='stPlotlyChart']", has_text="the token").first
         tree.screenshot(path=OUT / "tree-generate.png")

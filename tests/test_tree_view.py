@@ -16,6 +16,7 @@ from specviz import DecodeSettings, charts, generate, trace_from_dict
 from specviz.charts.linked import draft_rows
 from specviz.charts.table import iteration_cells
 from specviz.charts.tree import LABEL_FONT, PLOT_WIDTH, Box, label_font, residual_panels, token_tree, tree_boxes
+from specviz.charts.tree_mask import mask_cells
 from specviz.models import load_model
 from specviz.trace import Choice
 
@@ -157,9 +158,34 @@ def test_generate_and_inspector_show_the_tree(tree_trace):
     assert "Iteration 0: the token tree" in specs[0]
     assert sum("tried in turn" in s for s in specs) == 2  # under the root and under ' a'
     assert any("left after" in m.value for m in at.markdown)
+    assert sum("Iteration 0: tree attention in the verify pass" in s for s in specs) == 1
+    assert any("siblings share a position" in m.value for m in at.markdown)
     at.switch_page("pages/table.py").run()
     assert not at.exception
     assert any("<th>Branches</th>" in h.proto.body for h in at.get("html"))
+
+
+def test_the_mask_lets_a_node_read_the_prefix_the_root_and_its_own_path_only(tree_trace):
+    """Rows: the root, then nodes 1a 1b 1c 2a(1a) 2b(1b) 2c(1b) 3(2b); columns: the prefix, the root, the nodes.
+    The accepted path (the root and 1b) reads in green (2), other reads in grey (1), masked cells are 0."""
+    tree, chain = tree_trace.iterations
+    assert mask_cells(tree) == [
+        [2, 2, 0, 0, 0, 0, 0, 0, 0],
+        [1, 1, 1, 0, 0, 0, 0, 0, 0],
+        [2, 2, 0, 2, 0, 0, 0, 0, 0],
+        [1, 1, 0, 0, 1, 0, 0, 0, 0],
+        [1, 1, 1, 0, 0, 1, 0, 0, 0],
+        [1, 1, 0, 1, 0, 0, 1, 0, 0],
+        [1, 1, 0, 1, 0, 0, 0, 1, 0],
+        [1, 1, 0, 1, 0, 0, 1, 0, 1]]
+    assert mask_cells(chain) == [[2, 2, 0, 0], [2, 2, 2, 0], [2, 2, 2, 2]]   # causal, both drafts kept
+    fig = charts.tree_mask(tree, "The")
+    hover = fig.data[0].text
+    assert hover[7][6] == "3 ␣dog (t+3) reads 2b ␣big: its ancestor"
+    assert hover[7][7] == "3 ␣dog (t+3) may not read 2c ␣small: on another branch, not its path"
+    assert hover[5][8] == "2b ␣big (t+2) may not read 3 ␣dog: its descendant, fed after it"
+    assert fig.layout.title.text == "Iteration 0: tree attention in the verify pass"
+    assert charts.tree_mask(chain, "␣red").layout.title.text == "Iteration 1: causal attention in the verify pass"
 
 
 def test_a_big_tree_shows_one_nodes_p_and_q_at_a_time():

@@ -14,12 +14,12 @@ from specviz.charts.inspector import (
     residual_bars,
 )
 from specviz.charts.lesson import (
-                                   LessonStep,
-                                   default_iteration,
-                                   default_note,
-                                   iteration_label,
-                                   lesson_html,
-                                   lesson_steps,
+    LessonStep,
+    default_iteration,
+    default_note,
+    iteration_label,
+    lesson_html,
+    lesson_steps,
 )
 from specviz.charts.linked import linked_view
 from specviz.charts.run_settings import agreement_note, settings_frame, shape_label
@@ -39,11 +39,13 @@ from specviz.charts.tree import (
     residual_sequence,
     token_tree,
 )
+from specviz.charts.tree_mask import mask_note, tree_mask
 
 __all__ = ["acceptance_test", "adaptive_chart", "agreement_note", "colored_text", "confidence_stop",
            "default_iteration", "default_note", "draft_verify_table", "drafters_chart", "final_bars", "grid_frame",
            "iteration_heading", "iteration_label", "last_committed", "legend", "lesson_html", "lesson_steps",
-           "LessonStep", "linked_view", "node_labels", "node_names", "node_note", "node_test", "phase_caption",
-           "pq_bars", "rejection_points", "residual_bars", "residual_sequence", "ROW_HELP", "rows_frame", "rows_table",
-           "settings_frame", "shape_label", "sizing_chart", "speedup_chart", "spread_note", "study_setup",
-           "sweep_chart", "theory_explorer", "timeline", "token_tree", "toy_histogram", "toy_split_chart"]
+           "LessonStep", "linked_view", "mask_note", "node_labels", "node_names", "node_note", "node_test",
+           "phase_caption", "pq_bars", "rejection_points", "residual_bars", "residual_sequence", "ROW_HELP",
+           "rows_frame", "rows_table", "settings_frame", "shape_label", "sizing_chart", "speedup_chart", "spread_note",
+           "study_setup", "sweep_chart", "theory_explorer", "timeline", "token_tree", "tree_mask", "toy_histogram",
+           "toy_split_chart"]
