@@ -9,8 +9,8 @@ fixed number of torch threads; the server's side only sends requests and reads w
 yields (a trace's iterations, sweep points, grid cells), so nothing it does holds a GIL the
 decoder needs.
 
-One process serves every visitor: requests take turns on `lock`, and the time a request waits
-there is never part of what it measures (the decoder's clocks start when its run starts).
+One process serves every visitor: requests take turns, first come first served (`turns`), and the
+time a request waits there is never part of what it measures (the decoder's clocks start when its run starts).
 
 A request names the models (`ModelSpec`) and a generator function `work(target, drafter, *args)`
 defined at the top level of a module (it travels by name). What the function yields comes back
@@ -25,7 +25,6 @@ import os
 import socket
 import subprocess
 import sys
-import threading
 import time
 import traceback
 from collections.abc import Callable, Iterator
@@ -37,6 +36,7 @@ from typing import TYPE_CHECKING
 from specviz.device import decoder_threads
 from specviz.errors import SpecvizError
 from specviz.limits import kept_pairs
+from specviz.turns import Turns
 
 if TYPE_CHECKING:
     from specviz.models import Prompt
@@ -87,16 +87,16 @@ class DecoderProcess:
 
     def __init__(self, threads: int | None = None):
         self.threads = threads or decoder_threads()
-        self.lock = threading.Lock()  # held by whoever talks to the process; see `request`
+        self.turns = Turns()  # held by whoever talks to the process; see `request`
         self._child: subprocess.Popen | None = None
         self._conn: Connection | None = None
 
     def request(self, models: ModelSpec, work: Callable[..., Iterator], *args,
                 on_status: Callable[[str | None], None] | None = None) -> Request:
-        """Start `work(target, drafter, *args)` in the decoder process; the caller holds `lock`.
+        """Start `work(target, drafter, *args)` in the decoder process; the caller holds a turn (`turns`).
         `on_status` hears what the process is loading, and None once the models are ready."""
-        if not self.lock.locked():
-            raise RuntimeError("hold DecoderProcess.lock while a request runs")
+        if not self.turns.locked():
+            raise RuntimeError("hold a turn (DecoderProcess.turns) while a request runs")
         self._ensure_started()
         try:
             self._conn.send((models, work, args))

@@ -1,4 +1,4 @@
-"""AppTest: one process serves many sessions; runs take turns on the lock and traces stay per session."""
+"""AppTest: one process serves many sessions; runs take turns and traces stay per session."""
 
 from __future__ import annotations
 
@@ -10,10 +10,10 @@ import pytest
 from apps import MODEL_TIMEOUT, use_tiny_pair
 from streamlit.testing.v1 import AppTest
 
-from pages.ui.models import decoder, run_lock
+from pages.ui.models import turns
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
-HOLD = 1.5   # seconds another visitor's run holds the lock once this one waits for it
+HOLD = 1.5   # seconds another visitor's run holds the turn once this one waits for it
 
 
 @pytest.fixture
@@ -37,55 +37,35 @@ def test_sessions_keep_their_own_traces(session):
     assert second.session_state["trace"].prompt == "w7 w8"
 
 
-class WatchedLock:
-    """The decoder process's lock, telling when a run first tries to take it."""
-
-    def __init__(self, lock: threading.Lock):
-        self.lock, self.tried = lock, threading.Event()
-
-    def acquire(self, blocking: bool = True, timeout: float = -1) -> bool:
-        self.tried.set()
-        return self.lock.acquire(blocking, timeout)
-
-    def release(self) -> None:
-        self.lock.release()
-
-    def locked(self) -> bool:
-        return self.lock.locked()
-
-
-def test_a_run_waits_for_the_lock(session, monkeypatch):
+def test_a_run_waits_for_its_turn(session):
     at = session("w1 w2 w3")
-    watched = WatchedLock(run_lock())
-    monkeypatch.setattr(decoder(), "lock", watched)
-    watched.acquire()
-    watched.tried.clear()
-
+    line = turns()
+    holder_ticket = line.take()
+    assert line.wait(holder_ticket, timeout=0)
     released: list[float] = []
 
-    def hold() -> None:   # from the moment the run is waiting (not from a guess of when it starts), for HOLD s
-        watched.tried.wait()
+    def hold() -> None:   # from the moment the run is in line (not from a guess of when it starts), for HOLD s
+        while len(line) < 2:
+            time.sleep(0.01)
         time.sleep(HOLD)
         released.append(time.perf_counter())
-        watched.release()
+        line.leave(holder_ticket)
 
     holder = threading.Thread(target=hold)
     holder.start()
     at.button(key="generate").click().run()
     ended = time.perf_counter()
-    watched.tried.set()   # lets the holder go should the run have ended without waiting
     holder.join()
     trace = at.session_state["trace"]
     assert not at.exception and trace.generated_ids
     assert trace.waited >= HOLD and trace.wall_time <= ended - released[0]  # the wait is shown, not timed
     assert any(f"waited {trace.waited:.1f} s for other visitors' runs first, not counted in the times" in c.value
                for c in at.caption)
-    assert watched.lock.acquire(blocking=False)  # released again after the run
-    watched.lock.release()
+    assert len(line) == 0   # its ticket left the line after the run
 
 
-def test_a_stop_right_after_the_lock_is_taken_gives_it_back(monkeypatch):
-    """A click or a closed tab makes the next Streamlit call raise; the lock goes back all the same."""
+def test_a_stop_right_after_the_turn_is_taken_leaves_the_line(monkeypatch):
+    """A click or a closed tab makes the next Streamlit call raise; the ticket leaves the line all the same."""
     from pages.ui import models
 
     class Placeholder:
@@ -98,5 +78,4 @@ def test_a_stop_right_after_the_lock_is_taken_gives_it_back(monkeypatch):
     monkeypatch.setattr(models.st, "empty", Placeholder)
     with pytest.raises(RuntimeError, match="rerun requested"), models.exclusive():
         pass
-    assert run_lock().acquire(blocking=False)
-    run_lock().release()
+    assert len(turns()) == 0

@@ -81,7 +81,7 @@ def test_loaded_trace_drives_every_page_without_a_model(app):
     app.switch_page("pages/inspector.py").run()
     app.button(key="next").click().run()
     assert app.subheader[0].value.startswith("Iteration 1: drafted 3, accepted 1, then correction token 't7'")
-    assert len(app.get("plotly_chart")) == 3 + 3  # tree, acceptance test, residual, p/q per drafted position
+    assert len(app.get("plotly_chart")) == 4 + 3  # tree, mask, acceptance test, residual, p/q per drafted position
     app.button(key="next").click().run()
     assert "bonus token" in app.subheader[0].value
     for page in ("pages/generate.py", "pages/table.py", "pages/speedup.py", "pages/theory.py"):
@@ -269,8 +269,7 @@ def test_a_sweep_cut_short_by_a_click_keeps_the_runs_it_finished(tiny_pair, monk
     app.run()   # the run the click started
     assert any(c.value.startswith("Run again with the same settings: ") and " of 1 points fall within" in c.value
                for c in app.caption)   # the point it finished, against the bar drawn before
-    assert models.run_lock().acquire(blocking=False)
-    models.run_lock().release()
+    assert len(models.turns()) == 0
 
 
 def test_sizing_a_pair_draws_it_and_warns_when_it_was_timed_beside_other_work(tiny_pair, monkeypatch):

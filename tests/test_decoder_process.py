@@ -40,7 +40,7 @@ def models(tiny_llama_dirs) -> ModelSpec:
 
 
 def run(process: DecoderProcess, models: ModelSpec, settings: DecodeSettings, prompt: str = PROMPT):
-    with process.lock:
+    with process.turns:
         *_, trace = follow_trace(process.request(models, trace_stream, prompt, settings))
     return trace
 
@@ -63,7 +63,7 @@ def test_a_run_in_the_process_is_the_library_run(process, models, settings):
 
 def test_stopping_keeps_what_was_decided_and_the_process_serves_on(process, models):
     settings = DecodeSettings(gamma=1, temperature=0, max_new_tokens=LONG)
-    with process.lock:
+    with process.turns:
         traces = follow_trace(process.request(models, trace_stream, PROMPT, replace(settings, target_latency_ms=SLOW)))
         trace = next(traces)
         traces.close()
@@ -75,7 +75,7 @@ def test_stopping_keeps_what_was_decided_and_the_process_serves_on(process, mode
 
 def test_other_work_streams_its_items(process, models):
     settings = DecodeSettings(temperature=0, max_new_tokens=6)
-    with process.lock:
+    with process.turns:
         studies = list(process.request(models, gamma_sweep, PROMPT, settings, [1, 3]))
     assert [len(s.variants) for s in studies] == [0, 1, 2]
     rows = studies[-1].rows()
@@ -84,10 +84,10 @@ def test_other_work_streams_its_items(process, models):
 
 
 def test_errors_reach_the_caller_and_the_process_serves_on(process, models, tmp_path):
-    with process.lock, pytest.raises(SpecvizError, match="model directory not found"):
+    with process.turns, pytest.raises(SpecvizError, match="model directory not found"):
         list(process.request(ModelSpec(str(tmp_path / "nope"), "none"), trace_stream, PROMPT,
                              DecodeSettings()))
-    with process.lock, pytest.raises(SpecvizError, match="the prompt is empty"):
+    with process.turns, pytest.raises(SpecvizError, match="the prompt is empty"):
         list(process.request(models, trace_stream, "  ", DecodeSettings()))
     assert run(process, models, DecodeSettings(temperature=0, max_new_tokens=3)).generated_ids
 
@@ -96,7 +96,7 @@ def test_loading_is_reported_then_cleared(models):
     fresh = DecoderProcess(threads=1)
     heard = []
     try:
-        with fresh.lock:
+        with fresh.turns:
             request = fresh.request(models, trace_stream, PROMPT, DecodeSettings(max_new_tokens=2),
                                     on_status=heard.append)
             list(request)
@@ -109,7 +109,7 @@ def test_loading_is_reported_then_cleared(models):
 def test_a_process_that_dies_mid_run_is_reported_and_replaced(models):
     fresh = DecoderProcess(threads=1)
     try:
-        with fresh.lock:
+        with fresh.turns:
             settings = DecodeSettings(gamma=1, temperature=0, max_new_tokens=LONG, target_latency_ms=SLOW)
             items = fresh.request(models, trace_stream, PROMPT, settings)
             next(items)
@@ -121,8 +121,8 @@ def test_a_process_that_dies_mid_run_is_reported_and_replaced(models):
         fresh.close()
 
 
-def test_requests_need_the_lock(process, models):
-    with pytest.raises(RuntimeError, match="hold DecoderProcess.lock"):
+def test_requests_need_a_turn(process, models):
+    with pytest.raises(RuntimeError, match=r"hold a turn \(DecoderProcess.turns\)"):
         process.request(models, trace_stream, PROMPT, DecodeSettings())
 
 
@@ -150,7 +150,7 @@ def test_a_containers_cpu_limit_bounds_the_cores(tmp_path, monkeypatch, cpu_max,
 def test_stopping_a_run_whose_process_died_keeps_what_arrived(models):
     fresh = DecoderProcess(threads=1)
     try:
-        with fresh.lock:
+        with fresh.turns:
             settings = DecodeSettings(gamma=1, temperature=0, max_new_tokens=LONG)   # greedy: no early EOS here
             traces = follow_trace(fresh.request(models, trace_stream, PROMPT, replace(settings,
                                                                                        target_latency_ms=SLOW)))

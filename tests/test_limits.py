@@ -81,10 +81,10 @@ def test_the_decoder_process_applies_the_limits(tiny_llama_dirs, monkeypatch):
     process = DecoderProcess(threads=1)   # started here: it inherits the environment
     models = ModelSpec(str(tiny_llama_dirs[0]), "ngram")
     try:
-        with process.lock:
+        with process.turns:
             *_, trace = follow_trace(process.request(models, trace_stream, PROMPT, SETTINGS))
         assert len(trace.iterations) == 1 and "SPECVIZ_MAX_RUN_SECONDS" in trace.stopped_by
-        with process.lock, pytest.raises(SpecvizError, match="this host allows at most 12"):
+        with process.turns, pytest.raises(SpecvizError, match="this host allows at most 12"):
             list(follow_trace(process.request(models, trace_stream, PROMPT, DecodeSettings(max_new_tokens=13))))
     finally:
         process.close()

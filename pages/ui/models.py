@@ -1,15 +1,15 @@
 """The decoder process shared by every session, and the turns runs take on it.
 
 One server process serves everyone (a hosted GPU). The models live in one decoder process
-(`specviz.decoder_process`), where the server's page rendering cannot slow them down; every run
-holds its lock, so no two runs interleave on the same KV caches, and a run's time in the queue is
-shown beside its numbers, never inside them. Each session keeps its own trace in its own
+(`specviz.decoder_process`), where the server's page rendering cannot slow them down; runs take
+turns there, first come first served (`specviz.turns`), so no two runs interleave on the same KV
+caches; a waiting run is told its place in line, and its time in the queue is shown beside its
+numbers, never inside them. Each session keeps its own trace in its own
 session state.
 """
 
 from __future__ import annotations
 
-import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import closing, contextmanager
@@ -21,6 +21,8 @@ from streamlit.delta_generator import DeltaGenerator
 from pages.ui import controls, state
 from specviz import DecodeSettings, SpecvizError, Trace
 from specviz.decoder_process import DecoderProcess, ModelSpec, Request, follow_trace, trace_stream
+from specviz.plural import count
+from specviz.turns import Turns
 
 
 @st.cache_resource(show_spinner=False)
@@ -28,8 +30,8 @@ def decoder() -> DecoderProcess:
     return DecoderProcess()
 
 
-def run_lock() -> threading.Lock:
-    return decoder().lock
+def turns() -> Turns:
+    return decoder().turns
 
 
 @dataclass
@@ -55,19 +57,20 @@ class Turn:
 
 @contextmanager
 def exclusive() -> Iterator[Turn]:
-    """Wait for the decoder process (saying so), then hold it."""
-    lock = run_lock()
-    waiting = st.empty()
-    started = time.monotonic()
-    while not lock.acquire(timeout=0.5):
-        waiting.info(f"⏳ Waiting for another run to finish ({time.monotonic() - started:.0f} s): one model serves "
-                     "every visitor, runs take turns. The wait is not counted in this run's timings.")
-    try:   # from here on every Streamlit call may raise a rerun or stop, and the lock must still go back
+    """Wait for a turn on the decoder process (saying where this run stands in line), then hold it."""
+    line = turns()
+    ticket, started = line.take(), time.monotonic()
+    try:   # from here on every Streamlit call may raise a rerun or stop, and the ticket must still leave the line
+        waiting = st.empty()
+        while not line.wait(ticket, timeout=0.5):
+            waiting.info(f"⏳ Waiting for a turn: {count(line.ahead(ticket), 'run')} ahead of this one "
+                         f"({time.monotonic() - started:.0f} s so far). One model serves every visitor, first come "
+                         "first served; the wait is not counted in this run's timings.")
         waited = time.monotonic() - started
         waiting.empty()
         yield Turn(decoder(), controls.models(), waited, st.empty())
     finally:
-        lock.release()
+        line.leave(ticket)
 
 
 def run_with_progress(turn: Turn, prompt: str, settings: DecodeSettings, what: str,
