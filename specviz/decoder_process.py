@@ -120,10 +120,8 @@ class DecoderProcess:
         if self._child is not None and self._child.poll() is None:
             return
         ours, theirs = socket.socketpair()
-        package_root = str(Path(__file__).resolve().parent.parent)
-        env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [package_root, os.environ.get("PYTHONPATH")]))}
         entry = f"from specviz.decoder_process import serve; serve({theirs.fileno()}, {self.threads})"
-        self._child = subprocess.Popen([sys.executable, "-c", entry], pass_fds=[theirs.fileno()], env=env)
+        self._child = subprocess.Popen([sys.executable, "-c", entry], pass_fds=[theirs.fileno()], env=child_env())
         theirs.close()
         self._conn = Connection(ours.detach())
 
@@ -132,6 +130,12 @@ class DecoderProcess:
         self._child = self._conn = None
         return SpecvizError(f"the decoder process ended unexpectedly (exit code {code}); the next run starts "
                             "a new one")
+
+
+def child_env() -> dict[str, str]:
+    """The environment for a fresh interpreter that imports specviz from this checkout, installed or not."""
+    package_root = str(Path(__file__).resolve().parent.parent)
+    return {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [package_root, os.environ.get("PYTHONPATH")]))}
 
 
 class Request:

@@ -7,9 +7,12 @@ real wall time.
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 import platform
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -67,8 +70,24 @@ def pick_dtype(device: torch.device, dtype: str | None = None) -> torch.dtype:
 
 def cuda_bf16() -> bool:
     """Whether the GPU computes bf16 in hardware (Ampere and later). torch's own check also says yes where bf16
-    is emulated (a T4), several times slower than the fp16 those GPUs run natively."""
-    return torch.cuda.is_bf16_supported(including_emulation=False)
+    is emulated (a T4), several times slower than the fp16 those GPUs run natively.
+
+    Reading the GPU's capability starts CUDA, and a process that has started it holds a context (hundreds of MB
+    of the GPU's memory) until it exits. A process that has not (the web server, drawing the sidebar's precision
+    box while the models live in the decoder process) asks a short-lived child process instead, once."""
+    if torch.cuda.is_initialized() or not torch.cuda.is_available():
+        return torch.cuda.is_bf16_supported(including_emulation=False)
+    return _cuda_bf16_in_a_child()
+
+
+@functools.cache
+def _cuda_bf16_in_a_child() -> bool:
+    probe = "import torch; print(torch.cuda.is_bf16_supported(including_emulation=False))"
+    asked = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+    if asked.returncode != 0:
+        reason = (asked.stderr.strip().splitlines() or ["no output"])[-1]
+        raise SpecvizError(f"could not ask the GPU whether it computes bf16: {reason}")
+    return asked.stdout.strip() == "True"
 
 
 def _cpuinfo() -> str:

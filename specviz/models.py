@@ -156,6 +156,8 @@ def load_model(name: str | None = None, device: str | None = None, dtype: str | 
     if _looks_like_path(name) and not Path(name).expanduser().is_dir():
         raise SpecvizError(f"model directory not found: {name}")
     dev = pick_device(device)
+    if dev.type == "cuda":   # the model will hold CUDA: start it here, so `pick_dtype` asks the GPU in this process
+        torch.cuda.init()
     torch_dtype = pick_dtype(dev, dtype)
     steady_attention(dev)
     try:

@@ -40,6 +40,8 @@ def test_the_check_reports_both_parts_and_its_promises_hold(tmp_path, two_prompt
     assert "(medians of 2 rounds)" in progress
     assert "[pair draft-a, round 2/2]" in progress and "[pair target alone, round 1/2]" in progress
     text = (tmp_path / "g.md").read_text()
+    assert result["server_starts_cuda"] is False   # on a GPU too: the sidebar asks a child process
+    assert "the app's server, drawing its sidebar, starts CUDA in its own process: no" in text
     assert "speedup (median; range)" in text
     assert "a prediction" in text and "transformers' assisted generation" in text and result["machine"]["torch"] in text
 

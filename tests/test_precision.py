@@ -3,12 +3,15 @@ as a near tie or called a bug."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import pytest
 import torch
 from apps import APP, PAGE_TIMEOUT
 from streamlit.testing.v1 import AppTest
 
-from specviz import DecodeSettings, SpecvizError, generate, precision, verification, verify_cost
+from specviz import DecodeSettings, SpecvizError, device, generate, precision, verification, verify_cost
 from specviz.charts.race import agreement
 from specviz.device import pick_dtype
 from specviz.divergence import NEAR_TIE, Divergence, Top2, describe
@@ -56,6 +59,39 @@ def test_a_gpu_that_emulates_bf16_gets_fp16(monkeypatch, native, offered):
     gpu = torch.device("cuda")
     assert precision.choices(gpu) == offered and pick_dtype(gpu) == getattr(torch, offered[0])
     assert asked and not any(asked)
+
+
+def test_a_process_that_has_not_started_cuda_asks_a_child_whether_the_gpu_has_bf16(monkeypatch):
+    """The web server draws the precision box without starting CUDA, whose context would hold hundreds of MB of
+    the GPU for as long as the server runs: a child process asks. A process that has started CUDA (the
+    decoder's, which loads the models) asks torch itself."""
+    def in_this_process(including_emulation: bool = True) -> bool:
+        raise AssertionError("CUDA started in the server's own process")
+
+    children, run = [], subprocess.run
+
+    def child(*args, **kwargs):
+        children.append(run(*args, **kwargs))
+        return children[-1]
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "is_initialized", lambda: False)
+    monkeypatch.setattr(torch.cuda, "is_bf16_supported", in_this_process)
+    monkeypatch.setattr(device.subprocess, "run", child)
+    device._cuda_bf16_in_a_child.cache_clear()
+    gpu = torch.device("cuda")
+    answer = precision.choices(gpu)   # the child's torch sees this machine's own GPU, if any
+    assert answer == (["bfloat16", "float16", "float32"] if children[0].stdout.strip() == "True"
+                      else ["float16", "float32"])
+    assert precision.choices(gpu) == answer and len(children) == 1   # asked once a process
+    device._cuda_bf16_in_a_child.cache_clear()
+    monkeypatch.setattr(sys, "executable", "/bin/false")
+    with pytest.raises(SpecvizError, match="could not ask the GPU whether it computes bf16: no output"):
+        precision.choices(gpu)
+    monkeypatch.setattr(torch.cuda, "is_initialized", lambda: True)
+    monkeypatch.setattr(torch.cuda, "is_bf16_supported", lambda including_emulation=True: True)
+    assert precision.choices(gpu) == ["bfloat16", "float16", "float32"] and len(children) == 2
+    device._cuda_bf16_in_a_child.cache_clear()
 
 
 def parting(flip: float) -> Divergence:

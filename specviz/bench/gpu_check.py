@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import datetime
 import json
+import subprocess
 import sys
 import time
 from dataclasses import asdict, dataclass, field
@@ -41,6 +42,7 @@ from specviz.bench.methods import engine_method, hf_method
 from specviz.bench.prompts import DEFAULT_PROMPTS, BenchPrompt, load_prompts
 from specviz.bench.report import Spread, spread
 from specviz.decoder import generate
+from specviz.decoder_process import child_env
 from specviz.device import Clock, pick_device, pick_dtype, steady_attention
 from specviz.divergence import NEAR_TIE, first_divergence
 from specviz.drafters import DraftModelDrafter, build_drafter
@@ -135,6 +137,7 @@ def run_gpu_check(args: argparse.Namespace) -> None:
                        args.pair_tokens, args.pair_gamma, args.pair_repeats)
     result = {"date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),
               "command": command_line(), "machine": machine(device, half), "seconds": time.monotonic() - started,
+              "server_starts_cuda": server_starts_cuda(),
               "half_margin": NEAR_TIE, "prompts": [p.id for p in prompts],
               "embedded": [asdict(r) | {"speedup": r.speedup, "promise_kept": r.promise_kept} for r in rows],
               "pair": pair}
@@ -142,6 +145,16 @@ def run_gpu_check(args: argparse.Namespace) -> None:
         Path(path).parent.mkdir(parents=True, exist_ok=True)
         Path(path).write_text(text)
     print(to_markdown(result))
+
+
+def server_starts_cuda() -> bool:
+    """Whether a fresh process that draws what the app's server draws in its sidebar (the precision box and its
+    default, the default γ) starts CUDA, and so holds a context of its own on the GPU beside the decoder's."""
+    probe = ("import torch; from specviz import precision; from specviz.device import pick_device; "
+             "from specviz.tree_size import default_gamma; gpu = pick_device(); precision.choices(gpu); "
+             "precision.default(gpu); default_gamma(1); print(torch.cuda.is_initialized())")
+    asked = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True, env=child_env())
+    return asked.stdout.strip().splitlines()[-1] == "True"
 
 
 def embedded_rows(device: torch.device, dtype: torch.dtype, kinds: list[str], shapes: list[tuple[int, int, int]],
@@ -289,6 +302,8 @@ def to_markdown(result: dict) -> str:
              f"- date: {result['date']}; command: `{result['command']}`; {result['seconds'] / 60:.1f} min",
              f"- device: {m['device_name']} ({m['device']}); torch {m['torch']}, transformers {m['transformers']}, "
              f"{m['threads']} CPU thread(s)",
+             f"- the app's server, drawing its sidebar, starts CUDA in its own process: "
+             f"{'**yes**' if result['server_starts_cuda'] else 'no'}",
              f"- prompts: {', '.join(result['prompts'])}; the half-precision promise: a greedy output parts from the "
              f"target alone's only where its token trailed the best by less than {result['half_margin']} logits", "",
              "## The embedded target and its drafters (greedy, against the target alone in the same dtype)", "",
