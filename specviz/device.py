@@ -8,6 +8,7 @@ real wall time.
 from __future__ import annotations
 
 import functools
+import json
 import math
 import os
 import platform
@@ -70,24 +71,29 @@ def pick_dtype(device: torch.device, dtype: str | None = None) -> torch.dtype:
 
 def cuda_bf16() -> bool:
     """Whether the GPU computes bf16 in hardware (Ampere and later). torch's own check also says yes where bf16
-    is emulated (a T4), several times slower than the fp16 those GPUs run natively.
+    is emulated (a T4), several times slower than the fp16 those GPUs run natively."""
+    if _ask_a_child():
+        return _gpu_facts()["bf16"]
+    return torch.cuda.is_bf16_supported(including_emulation=False)
 
-    Reading the GPU's capability starts CUDA, and a process that has started it holds a context (hundreds of MB
-    of the GPU's memory) until it exits. A process that has not (the web server, drawing the sidebar's precision
-    box while the models live in the decoder process) asks a short-lived child process instead, once."""
-    if torch.cuda.is_initialized() or not torch.cuda.is_available():
-        return torch.cuda.is_bf16_supported(including_emulation=False)
-    return _cuda_bf16_in_a_child()
+
+def _ask_a_child() -> bool:
+    """Whether facts about the GPU should come from a child process. Reading them starts CUDA, and a process that
+    has started it holds a context (hundreds of MB of the GPU's memory) until it exits. A process that has not
+    (the web server, drawing its sidebar while the models live in the decoder process) asks a short-lived child."""
+    return torch.cuda.is_available() and not torch.cuda.is_initialized()
 
 
 @functools.cache
-def _cuda_bf16_in_a_child() -> bool:
-    probe = "import torch; print(torch.cuda.is_bf16_supported(including_emulation=False))"
+def _gpu_facts() -> dict:
+    """The GPU's facts as a child process reads them: hardware bf16 (the current device) and each device's name."""
+    probe = ("import json, torch; c = torch.cuda; print(json.dumps({'bf16': c.is_bf16_supported(including_emulation="
+             "False), 'names': [c.get_device_name(i) for i in range(c.device_count())]}))")
     asked = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
     if asked.returncode != 0:
         reason = (asked.stderr.strip().splitlines() or ["no output"])[-1]
-        raise SpecvizError(f"could not ask the GPU whether it computes bf16: {reason}")
-    return asked.stdout.strip() == "True"
+        raise SpecvizError(f"could not ask the GPU for its name and bf16 support: {reason}")
+    return json.loads(asked.stdout.strip().splitlines()[-1])
 
 
 def _cpuinfo() -> str:
@@ -105,7 +111,7 @@ def native_bf16() -> bool:
 def device_name(device: torch.device) -> str:
     """The hardware behind `device`: the GPU's name, or the CPU's model ("AMD EPYC 7B13")."""
     if device.type == "cuda":
-        return torch.cuda.get_device_name(device)
+        return _gpu_facts()["names"][device.index or 0] if _ask_a_child() else torch.cuda.get_device_name(device)
     return next((line.split(":", 1)[1].strip() for line in _cpuinfo().splitlines() if line.startswith("model name")),
                 platform.processor() or "CPU")
 

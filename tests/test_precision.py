@@ -3,6 +3,7 @@ as a near tie or called a bug."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 
@@ -61,11 +62,11 @@ def test_a_gpu_that_emulates_bf16_gets_fp16(monkeypatch, native, offered):
     assert asked and not any(asked)
 
 
-def test_a_process_that_has_not_started_cuda_asks_a_child_whether_the_gpu_has_bf16(monkeypatch):
-    """The web server draws the precision box without starting CUDA, whose context would hold hundreds of MB of
-    the GPU for as long as the server runs: a child process asks. A process that has started CUDA (the
-    decoder's, which loads the models) asks torch itself."""
-    def in_this_process(including_emulation: bool = True) -> bool:
+def test_a_process_that_has_not_started_cuda_asks_a_child_about_the_gpu(monkeypatch):
+    """The web server draws the precision box and reads cached sizings (named by the GPU) without starting CUDA,
+    whose context would hold hundreds of MB of the GPU for as long as the server runs: a child process asks. A
+    process that has started CUDA (the decoder's, which loads the models) asks torch itself."""
+    def in_this_process(*args, **kwargs):
         raise AssertionError("CUDA started in the server's own process")
 
     children, run = [], subprocess.run
@@ -77,21 +78,26 @@ def test_a_process_that_has_not_started_cuda_asks_a_child_whether_the_gpu_has_bf
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
     monkeypatch.setattr(torch.cuda, "is_initialized", lambda: False)
     monkeypatch.setattr(torch.cuda, "is_bf16_supported", in_this_process)
+    monkeypatch.setattr(torch.cuda, "get_device_name", in_this_process)
     monkeypatch.setattr(device.subprocess, "run", child)
-    device._cuda_bf16_in_a_child.cache_clear()
+    device._gpu_facts.cache_clear()
     gpu = torch.device("cuda")
     answer = precision.choices(gpu)   # the child's torch sees this machine's own GPU, if any
-    assert answer == (["bfloat16", "float16", "float32"] if children[0].stdout.strip() == "True"
-                      else ["float16", "float32"])
+    facts = json.loads(children[0].stdout)
+    assert answer == (["bfloat16", "float16", "float32"] if facts["bf16"] else ["float16", "float32"])
+    if facts["names"]:
+        assert device.device_name(gpu) == facts["names"][0]
     assert precision.choices(gpu) == answer and len(children) == 1   # asked once a process
-    device._cuda_bf16_in_a_child.cache_clear()
+    device._gpu_facts.cache_clear()
     monkeypatch.setattr(sys, "executable", "/bin/false")
-    with pytest.raises(SpecvizError, match="could not ask the GPU whether it computes bf16: no output"):
+    with pytest.raises(SpecvizError, match="could not ask the GPU for its name and bf16 support: no output"):
         precision.choices(gpu)
     monkeypatch.setattr(torch.cuda, "is_initialized", lambda: True)
     monkeypatch.setattr(torch.cuda, "is_bf16_supported", lambda including_emulation=True: True)
+    monkeypatch.setattr(torch.cuda, "get_device_name", lambda index: "the GPU torch names")
     assert precision.choices(gpu) == ["bfloat16", "float16", "float32"] and len(children) == 2
-    device._cuda_bf16_in_a_child.cache_clear()
+    assert device.device_name(gpu) == "the GPU torch names"
+    device._gpu_facts.cache_clear()
 
 
 def parting(flip: float) -> Divergence:
