@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
+from numbers import Integral, Real
 
 from specviz.errors import SpecvizError
 
@@ -14,6 +15,10 @@ RULE_NAMES = {"sampling": "lossless sampling", "greedy": "greedy (argmax match)"
 def rule_name(rule: str) -> str:
     """A verification rule's name inside a sentence: "lossless sampling", "greedy", "Spec-Verification"."""
     return RULE_NAMES[rule].split(" (")[0]
+
+# What each field's annotation admits, and its name in an error (a bool is no number here, though Python's is an int).
+KINDS = {"int": (Integral, "a whole number"), "float": (Real, "a number"), "bool": (bool, "true or false"),
+         "str": (str, "text")}
 
 MAX_GAMMA = 64
 MAX_BRANCHES = 16
@@ -73,6 +78,10 @@ class DecodeSettings:
     target_timeout_s: float = 30.0
 
     def __post_init__(self) -> None:
+        for field in fields(self):
+            value, (kind, noun) = getattr(self, field.name), KINDS[field.type]
+            if not isinstance(value, kind) or (field.type != "bool" and isinstance(value, bool)):
+                raise SpecvizError(f"{field.name} must be {noun}, got {value!r}")
         checks = [
             (1 <= self.gamma <= MAX_GAMMA, f"gamma must be between 1 and {MAX_GAMMA}, got {self.gamma}"),
             (self.verify in VERIFY_RULES, f"verify must be one of {', '.join(VERIFY_RULES)}, got {self.verify!r}"),

@@ -53,7 +53,7 @@ from __future__ import annotations
 
 import itertools
 import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
 import pandas as pd
@@ -318,7 +318,7 @@ def trace_from_dict(data: dict) -> Trace:
                 it.elapsed = elapsed
         return Trace(
             prompt=data["prompt"], prompt_ids=list(data["prompt_ids"]), target=data["target"],
-            drafter=data["drafter"], settings=DecodeSettings(**data["settings"]),
+            drafter=data["drafter"], settings=_settings(data["settings"]),
             device=data["device"], dtype=data["dtype"], iterations=iterations,
             generated_ids=list(data["generated_ids"]), text=data["text"],
             wall_time=float(data["wall_time"]), threads=int(data.get("threads", 0)),
@@ -327,8 +327,16 @@ def trace_from_dict(data: dict) -> Trace:
             context=str(data.get("context", "")))
     except KeyError as error:
         raise SpecvizError(f"not a valid specviz trace: it has no field {error}") from error
-    except (TypeError, ValueError) as error:
+    except (TypeError, ValueError, SpecvizError) as error:
         raise SpecvizError(f"not a valid specviz trace: {error}") from error
+
+
+def _settings(data: dict) -> DecodeSettings:
+    """A trace's settings, each field checked by DecodeSettings; one it does not have is named."""
+    unknown = sorted(set(data) - {f.name for f in fields(DecodeSettings)})
+    if unknown:
+        raise SpecvizError(f"its settings have no field {unknown[0]!r}")
+    return DecodeSettings(**data)
 
 
 def expected_alpha(iterations: list[Iteration]) -> float | None:

@@ -181,10 +181,19 @@ def test_bad_trace_files_are_refused(tmp_path, content, message):
         load_trace(path)
 
 
-def test_trace_from_dict_refuses_bad_settings(trace):
+@pytest.mark.parametrize("field, value, message", [
+    ("gamma", 0, "gamma must be between 1 and 64, got 0"),
+    ("gamma", "lots", "gamma must be a whole number, got 'lots'"),
+    ("gamma", 2.5, "gamma must be a whole number, got 2.5"),
+    ("temperature", "hot", "temperature must be a number, got 'hot'"),
+    ("record", 1, "record must be true or false, got 1"),
+    ("verify", None, "verify must be text, got None"),
+    ("speed", 3, "its settings have no field 'speed'"),
+])
+def test_trace_from_dict_refuses_bad_settings_saying_which(trace, field, value, message):
     data = trace.to_dict()
-    data["settings"]["gamma"] = 0
-    with pytest.raises(SpecvizError, match="gamma"):
+    data["settings"][field] = value
+    with pytest.raises(SpecvizError, match=f"^not a valid specviz trace: {message}$"):
         trace_from_dict(data)
 
 

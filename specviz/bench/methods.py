@@ -100,7 +100,7 @@ def app_method(process: DecoderProcess, models: ModelSpec, target: LoadedModel, 
     clock = Clock(target.device)
 
     def run(prompt: BenchPrompt, seed: int = 0) -> Outcome:
-        with process.lock:
+        with process.turns:
             start = clock.now()
             request = process.request(models, trace_stream, prompt.text, replace(settings, seed=seed), chat)
             *_, trace = follow_trace(request)
