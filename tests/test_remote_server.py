@@ -62,7 +62,7 @@ def test_greedy_through_the_server_equals_its_own_greedy_generation(server, embe
     assert at is None or remote.top2_gap(trace.prompt_ids + trace.generated_ids[:at]) < NEAR_TIE, \
         f"diverged from the server's own generation at token {at}, with no near-tie there"
     assert trace.summary().alpha is not None and trace.iterations[0].drafted == 4
-    local = generate(embedded, tiny, prompt, replace(greedy(server, gamma=4), target_url=None), chat=False)
+    local = generate(embedded, tiny, prompt, replace(greedy(server, gamma=4), target_url=""), chat=False)
     at = parting(local.generated_ids, trace.generated_ids)
     until = len(trace.generated_ids) if at is None else at
     here, there = verdicts(local, until), verdicts(trace, until)
