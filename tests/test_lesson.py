@@ -14,7 +14,7 @@ from test_charts import make_trace
 
 from specviz import DecodeSettings, Trace, charts, theory
 from specviz.charts.lesson import instructive
-from specviz.trace import DraftStep
+from specviz.trace import DraftStep, FinalToken
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
 STEPS = 7
@@ -296,3 +296,18 @@ def test_an_adaptive_runs_speedup_step_reads_the_lengths_it_chose():
     assert f"γ = {depths[len(depths) // 2]} is the median depth it drafted (from {depths[0]} to {depths[-1]})" in body
     assert f"{theory.walltime_improvement(summary.alpha, depths[len(depths) // 2], summary.c):.2f}×" in body
     assert "drafted token trees" not in body
+
+
+def test_an_adaptive_run_after_the_targets_first_step_says_why_the_estimate_is_the_calibrated_one():
+    """A drafter that reads the target's hidden states starts with the target's own step, which no adaptive
+    choice made: the next iteration's estimate is still the calibrated one, and it is not the first iteration."""
+    from synthetic import synthetic_adaptive_trace
+
+    trace = synthetic_adaptive_trace()
+    first = trace.iterations[0]
+    trace.iterations[0] = replace(first, drafted=0, accepted=0, emitted_ids=[7], drafts=[], choice=None,
+                                  final=FinalToken("target", 7, " w7", "p"))
+    body = charts.lesson_steps(trace, 1)[1].body
+    assert "1 finished iteration before it" in body and "first iteration" not in body
+    assert "Iteration 0 was the target's own step" in body and "still the pair's calibrated one" in body
+    assert "first iteration: the estimate is still" in charts.lesson_steps(synthetic_adaptive_trace(), 0)[1].body

@@ -458,10 +458,14 @@ def _why_this_length(trace: Trace, index: int) -> LessonStep:
                  "3-token match is kept far more often than one after a 1-token match), and read this one's.</p>"
                  if c.situation else "")
     previous = trace.iterations[index - 1] if index else None
-    moved = (f"<p>The iteration before drafted {count(previous.drafted, 'token')} and accepted "
-             f"{previous.accepted}; the estimate went from {previous.choice.alpha:.3f} to {c.alpha:.3f}.</p>"
-             if previous is not None and previous.choice is not None else
-             "<p>This is the first iteration: the estimate is still the pair's calibrated one.</p>")
+    if previous is not None and previous.choice is not None:
+        moved = (f"<p>The iteration before drafted {count(previous.drafted, 'token')} and accepted "
+                 f"{previous.accepted}; the estimate went from {previous.choice.alpha:.3f} to {c.alpha:.3f}.</p>")
+    elif previous is None:
+        moved = "<p>This is the first iteration: the estimate is still the pair's calibrated one.</p>"
+    else:   # only the target's own first step (its pass over the prompt) comes without a choice: it tests no draft
+        moved = (f"<p>Iteration {previous.index} was the target's own step, with no draft the policy chose, so "
+                 "there was nothing yet to learn from: the estimate is still the pair's calibrated one.</p>")
     body = (f"<p>Before this iteration the adaptive policy chose {html.escape(shape)}.</p>"
             f"<p>It read only the {count(index, 'finished iteration')} before it: its estimate that the drafter's "
             f"first guess is right is α̂ = {c.alpha:.3f}, and from the estimates at every depth it expected "
