@@ -26,13 +26,14 @@ start = left.button("Generate", type="primary", key="generate",
                     on_click=st.session_state.update, args=({"running": True, "finished": None, "traced": False},))
 middle.button("Stop", key="stop", help="Ends the run after the current iteration; the trace keeps what was decided.")
 with right:
-    show_rejected = st.toggle("Show rejected drafts (struck through)", value=controls.kept("show_rejected", True),
-                              key="show_rejected")
-    with_baseline = st.checkbox("Also run the target alone and measure the speedup",
-                                value=controls.kept("with_baseline", False), key="with_baseline")
-    race_view = st.toggle("Race view: the target alone beside it", help="The target alone and speculative "
-                          "decoding side by side, each at its measured pace.",
-                          value=controls.kept("race_view", False), key="race_view")
+    # labels short enough for a 1024 px screen with the sidebar open; the rest in the help
+    show_rejected = st.toggle("Show rejected drafts", value=controls.kept("show_rejected", True),
+                              key="show_rejected", help="Drafts the target rejected, struck through in the text.")
+    with_baseline = st.checkbox("Time the target alone too", value=controls.kept("with_baseline", False),
+                                key="with_baseline", help="Runs the target alone on the same prompt after this run "
+                                "and shows the measured speedup over it.")
+    race_view = st.toggle("Race view", help="The target alone and speculative decoding side by side, each at its "
+                          "measured pace.", value=controls.kept("race_view", False), key="race_view")
 race_area = st.container()  # filled once this run's generation (if any) is done
 stopped = st.empty()        # under the buttons: where a Stop is pressed, its answer
 
@@ -55,8 +56,9 @@ def show(trace: Trace, compared: Study | None, live: bool) -> None:
         cols = st.columns(5)
         cols[0].metric("tokens", s.tokens)
         cols[1].metric("iterations", s.iterations)
-        cols[2].metric("α̂ (acceptance rate)", "n/a" if s.alpha is None else f"{s.alpha:.2f}")
-        cols[3].metric("tokens / iteration", f"{s.accepted_length:.2f}")
+        cols[2].metric("α̂", "n/a" if s.alpha is None else f"{s.alpha:.2f}",
+                       help="Acceptance rate: the share of the drafts tested that the target accepted.")
+        cols[3].metric("tokens / it.", f"{s.accepted_length:.2f}", help="Tokens per iteration (per target pass).")
         cols[4].metric("tokens / s", "…" if live else f"{s.tokens_per_s:.1f}")
         if compared is not None and not live:
             b = compared.baseline.summary()
@@ -79,11 +81,11 @@ def show_tree(trace: Trace, key: str) -> None:
     tree.plotly_chart(charts.token_tree(last, charts.last_committed(trace, last.index)), key=key)
 
 
-def stream(turn: models.Turn, settings) -> None:
+def stream(turn: models.Turn, prompt: str, settings) -> None:
     """Run in the decoder process, redrawing as iterations arrive (the charts at most once a second);
     the run's trace becomes the session's trace with its first iteration."""
     drawn = 0.0
-    with closing(follow_trace(turn.request(trace_stream, st.session_state.prompt, settings))) as traces:
+    with closing(follow_trace(turn.request(trace_stream, prompt, settings))) as traces:
         for trace in traces:
             if state.trace() is not trace:  # the previous trace stays until this run decides something
                 trace.waited = turn.waited
@@ -110,11 +112,11 @@ if start:
     finished = threading.Event()   # set below from this thread's own reference: once stopped, it may not read state
     st.session_state.finished = finished
     try:
-        settings = controls.settings()
+        prompt, settings = controls.prompt(), controls.settings()
         with models.exclusive() as turn:
-            stream(turn, settings)
+            stream(turn, prompt, settings)
             if with_baseline:
-                base = models.run_with_progress(turn, st.session_state.prompt, settings,
+                base = models.run_with_progress(turn, prompt, settings,
                                                 "Running the target alone for the baseline…", baseline=True)
                 if base is not None:
                     state.set_study(comparison(base, state.trace()), controls.ran_on())

@@ -22,15 +22,16 @@ st.caption("Runs the target alone once, then the sidebar's pair and prompt once 
 gammas = st.multiselect("γ values to sweep", list(range(1, controls.MAX_GAMMA + 1)),
                         default=controls.kept("sweep_gammas", [1, 2, 4, 8]), key="sweep_gammas")
 left, right = st.columns(2)
-adaptive = left.checkbox("…and an adaptive run beside them (chains up to the largest γ)",
+adaptive = left.checkbox("Add an adaptive run",
                          value=controls.kept("sweep_adaptive", True), key="sweep_adaptive",
-                         help="The adaptive run chooses its draft length before every iteration (the sidebar's "
-                         "Adapt the draft to the text); it is drawn as a dashed level across every γ.")
+                         help="An adaptive run beside the fixed γ values (chains up to the largest γ): it chooses "
+                         "its draft length before every iteration (the sidebar's Adapt the draft to the text), and is "
+                         "drawn as a dashed level across every γ.")
 with right:
     sweep_rounds = tables.rounds_input("sweep_repeats", "each γ")
 if st.button("Run γ sweep", type="primary", key="run_sweep", disabled=not gammas):
     models.study_with_progress("gamma sweep", sweep_rounds * (1 + len(gammas) + adaptive), gamma_sweep, lambda: (
-        st.session_state.prompt, controls.settings(), sorted(gammas), True, adaptive, sweep_rounds))
+        controls.prompt(), controls.settings(), sorted(gammas), True, adaptive, sweep_rounds))
 
 SHIPPED_BENCHMARK = Path(__file__).resolve().parent.parent / "benchmarks" / "latest.json"
 left, right = st.columns(2)
@@ -73,7 +74,7 @@ kinds = st.multiselect("Drafters", STANDALONE_KINDS, default=controls.kept("comp
 rounds = tables.rounds_input("drafters_repeats", "each drafter")
 if st.button("Compare drafters", key="run_drafters", disabled=not kinds):
     models.study_with_progress("drafters", rounds * (1 + len(kinds)), drafter_comparison, lambda: (
-        st.session_state.prompt, controls.settings(), list(kinds), True, rounds))
+        controls.prompt(), controls.settings(), list(kinds), True, rounds))
 drafters = state.study("drafters")
 tables.example_note("drafters")
 if drafters is not None:

@@ -51,13 +51,13 @@ taus = g2.multiselect("τ values", [0.5, 1.0, 2.0, 3.0, 4.0, 5.0], default=contr
 rounds = tables.rounds_input("grid_repeats", "each (β, τ)")
 if st.button("Run the grid", key="run_grid", disabled=not betas or not taus):
     models.study_with_progress("grid", rounds * (1 + len(betas) * len(taus)), beta_tau_grid, lambda: (
-        st.session_state.prompt, controls.settings(), sorted(betas), sorted(taus), True, rounds))
+        controls.prompt(), controls.settings(), sorted(betas), sorted(taus), True, rounds))
 grid = state.study("grid")
 tables.example_note("grid")
 if grid is not None:
     reference = grid.baseline.summary()
-    st.markdown(f"Target alone, greedy: **{reference.tokens_per_s:.1f}** tokens/s, the reference for the match "
-                "rate (save or load grids on the **Traces** page)")
+    st.markdown(f"Target alone, greedy: **{reference.tokens_per_s:.1f}** tokens/s; its output is the reference "
+                "BLEU scores against (save or load grids on the **Traces** page)")
     tables.setup_caption(grid)
     st.dataframe(charts.grid_frame(grid))
     tables.show_spread(grid)

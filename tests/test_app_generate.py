@@ -37,7 +37,7 @@ def test_generation_streams_text_and_numbers(generated):
     summary, comparison = trace.summary(), at.session_state["studies"]["comparison"]
     assert metrics["tokens"] == str(len(trace.generated_ids)) and metrics["iterations"] == str(len(trace.iterations))
     assert metrics["tokens / s"] == f"{summary.tokens_per_s:.1f}" and summary.tokens_per_s > 0
-    assert metrics["tokens / iteration"] == f"{summary.accepted_length:.2f}"
+    assert metrics["tokens / it."] == f"{summary.accepted_length:.2f}"
     assert metrics["measured speedup over the target alone"] == f"{comparison.speedup(trace):.2f}×"
     assert comparison.baseline.drafter == "none (baseline)"
     assert comparison.variants[0].trace.wall_time == trace.wall_time
@@ -133,3 +133,23 @@ def test_a_run_that_fails_shows_its_error_and_is_not_called_stopped_after(monkey
     assert "the decoder process failed: boom" in at.exception[0].value and at.session_state["running"] is False
     at.run()
     assert not any(w.value.startswith("Stopped") for w in at.warning)
+
+
+@pytest.mark.parametrize("page, button", [("pages/generate.py", "generate"), ("pages/speedup.py", "run_sweep")])
+def test_a_blank_prompt_is_refused_on_the_page_before_the_run_queues(monkeypatch, page, button):
+    """A blank prompt says where to write one, and takes no turn on the decoder process (where it would wait behind
+    other visitors' runs only to be refused)."""
+    from pages.ui import models
+
+    def queued():
+        raise AssertionError("a blank prompt queued for the decoder")
+
+    monkeypatch.setattr(models, "exclusive", queued)
+    at = AppTest.from_file(APP, default_timeout=MODEL_TIMEOUT)
+    at.run()
+    at.text_area(key="prompt").set_value("  \n ").run()
+    at.switch_page(page).run()
+    at.button(key=button).click().run()
+    assert not at.exception
+    assert [e.value for e in at.error] == ["The prompt is empty: write one in the sidebar's Prompt box, or pick a "
+                                           "ready-made prompt above it."]

@@ -69,7 +69,7 @@ def test_a_stop_right_after_the_turn_is_taken_leaves_the_line(monkeypatch):
     from pages.ui import models
 
     class Placeholder:
-        def info(self, text: str) -> None:
+        def info(self, text: str, **kwargs) -> None:
             pass
 
         def empty(self) -> None:

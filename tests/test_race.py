@@ -103,7 +103,7 @@ def test_replay_of_a_stored_study_needs_no_model():
     at.run()
     at.toggle(key="race_view").set_value(True).run()
     assert at.button(key="race_replay").disabled   # nothing stored to replay, and no pace to speak of yet
-    assert at.info[0].value.startswith("Press **Race: target alone vs speculative**") and not race_lanes(at)
+    assert at.info[0].value.startswith("Press **Race** to run") and not race_lanes(at)
     assert not any("replayed at the measured pace" in c.value.lower() for c in at.caption)
     study = comparison(tokens=12)  # a race of about a second
     at.session_state["studies"] = {"comparison": study}  # as a loaded study would be

@@ -285,7 +285,16 @@ def _allowed(url: str) -> str:
 def ran_on() -> tuple[ModelSpec, DecodeSettings, str]:
     """What a measurement made now depends on: the models, the settings and the prompt; raises
     SpecvizError for invalid values."""
-    return models(), settings(), st.session_state[KEPT]["prompt"]
+    return models(), settings(), prompt()
+
+
+def prompt() -> str:
+    """The sidebar's prompt; SpecvizError, saying where to write one, when it is blank (before the run queues)."""
+    text = st.session_state[KEPT]["prompt"]
+    if not text.strip():
+        raise SpecvizError("The prompt is empty: write one in the sidebar's Prompt box, or pick a ready-made prompt "
+                           "above it.")
+    return text
 
 
 def models() -> ModelSpec:

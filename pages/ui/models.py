@@ -24,6 +24,8 @@ from specviz.decoder_process import DecoderProcess, ModelSpec, Request, follow_t
 from specviz.plural import count
 from specviz.turns import Turns
 
+WAIT_ICON = ":material/hourglass_top:"   # Streamlit's own icon font: a browser without emoji fonts draws it too
+
 
 @st.cache_resource(show_spinner=False)
 def decoder() -> DecoderProcess:
@@ -50,7 +52,7 @@ class Turn:
 
     def _show(self, text: str | None) -> None:
         if text:
-            self.loading.info(f"⏳ {text}")
+            self.loading.info(text, icon=WAIT_ICON)
         else:
             self.loading.empty()
 
@@ -63,9 +65,9 @@ def exclusive() -> Iterator[Turn]:
     try:   # from here on every Streamlit call may raise a rerun or stop, and the ticket must still leave the line
         waiting = st.empty()
         while not line.wait(ticket, timeout=0.5):
-            waiting.info(f"⏳ Waiting for a turn: {count(line.ahead(ticket), 'run')} ahead of this one "
+            waiting.info(f"Waiting for a turn: {count(line.ahead(ticket), 'run')} ahead of this one "
                          f"({time.monotonic() - started:.0f} s so far). One model serves every visitor, first come "
-                         "first served; the wait is not counted in this run's timings.")
+                         "first served; the wait is not counted in this run's timings.", icon=WAIT_ICON)
         waited = time.monotonic() - started
         waiting.empty()
         yield Turn(decoder(), controls.models(), waited, st.empty())
@@ -95,11 +97,12 @@ def runs_with_progress(what: str, total: int, work: Callable[..., Iterable], arg
     progress = st.progress(0.0, text=f"{what}: starting…")
     results, waited = [], 0.0
     try:
+        arguments = args()   # invalid ones are refused here, before the run queues
         with exclusive() as turn:
             waited = turn.waited
             if turn.models.drafter == "none":
                 raise SpecvizError(f"the {what} needs a drafter: pick one other than 'none' in the sidebar")
-            with closing(turn.request(work, *args())) as request:
+            with closing(turn.request(work, *arguments)) as request:
                 for result in request:
                     results.append(result)
                     progress.progress(len(results) / total, text=f"{what}: {len(results)} of {total} runs done")

@@ -31,7 +31,7 @@ def section(show_rejected: bool) -> None:
     is missing or stale, played when asked, else shown at its finish."""
     study = state.study("comparison")
     left, middle, right = st.columns([2, 1, 2])
-    run = left.button("Race: target alone vs speculative", key="race",
+    run = left.button("Race", key="race",
                       help="Runs the target alone, then speculative decoding, on the same prompt and seed (unless "
                            "the last comparison already ran on these settings), then replays them side by side.")
     replay = middle.button("Replay", key="race_replay", disabled=study is None,
@@ -42,7 +42,7 @@ def section(show_rejected: bool) -> None:
     if run:
         study = measured()
     if study is None:
-        st.info("Press **Race: target alone vs speculative** to run the target alone and speculative decoding one "
+        st.info("Press **Race** to run the target alone and speculative decoding one "
                 "after the other, then watch them side by side.")
         return
     st.caption(PACE)

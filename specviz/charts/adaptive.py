@@ -3,6 +3,8 @@ running acceptance estimate that chose it (`specviz.adaptive`)."""
 
 from __future__ import annotations
 
+import math
+
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
@@ -25,7 +27,7 @@ def adaptive_chart(trace: Trace) -> go.Figure:
     outlined, and the drafts it accepted. Bottom: the estimate of depth 1's acceptance each choice read,
     and the speedup over the target alone it predicted."""
     rows = adaptive_frame(trace)
-    fig = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.08, row_heights=[0.6, 0.4],
+    fig = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.14, row_heights=[0.6, 0.4],
                         subplot_titles=("draft chosen before each iteration", "what the choice read and predicted"))
     x = [r["iteration"] for r in rows]
     fig.add_bar(x=x, y=[r["depth"] for r in rows], name="depth chosen (0: no draft)",
@@ -45,4 +47,5 @@ def adaptive_chart(trace: Trace) -> go.Figure:
     fig.update_yaxes(title_text="depth / tokens", rangemode="tozero", row=1, col=1)
     fig.update_yaxes(title_text="α̂, × target alone", rangemode="tozero", row=2, col=1)
     fig.update_xaxes(title_text="iteration", row=2, col=1)
+    fig.update_xaxes(tick0=0, dtick=max(1, math.ceil(len(rows) / 10)))   # whole iterations, ten ticks at most
     return layout(fig, "Adaptive drafts along the run", height=560)

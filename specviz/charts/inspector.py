@@ -59,11 +59,12 @@ def pq_bars(step: DraftStep) -> go.Figure:
                     marker_line_width=[m["width"] for m in line])
     fig.update_layout(barmode="group", yaxis_title="probability", xaxis_tickangle=-35)
     ratio = f"  p/q={r}" if (r := ratio_text(step)) else ""
-    title = f"Position {step.position}: drafted '{show_token(step.token)}'  p={step.p:.3g}  q={step.q:.3g}{ratio}"
-    layout(fig, title, height=460)
+    # two lines, each short enough for a 500 px chart (a 1024 px screen with the sidebar open)
+    title = f"Position {step.position}: drafted '{show_token(step.token)}'<br>p={step.p:.3g}  q={step.q:.3g}{ratio}"
+    fig.update_layout(margin={"t": 140, "b": 110})
+    layout(fig, title, height=490)
     # Rotated token labels fill the space under the plot: the legend goes above it, on the right.
-    fig.update_layout(legend={"orientation": "h", "y": 1.0, "yanchor": "bottom", "x": 1, "xanchor": "right"},
-                      margin={"t": 110, "b": 110})
+    fig.update_layout(legend={"orientation": "h", "y": 1.0, "yanchor": "bottom", "x": 1, "xanchor": "right"})
     return fig
 
 
@@ -124,9 +125,10 @@ def residual_bars(step: DraftStep, sampled: FinalToken | None) -> go.Figure:
     fig.add_bar(x=labels, y=top.probs, marker_color=RESIDUAL_COLOR, name="after normalising",
                 marker_line_width=line, marker_line_color="#000000", row=1, col=2)
     fig.update_xaxes(tickangle=-35)
-    fig.update_layout(showlegend=False, margin={"b": 110})
+    fig.update_layout(showlegend=False, margin={"t": 110, "b": 110})
     token = show_token(sampled.token) if sampled else "?"
-    return layout(fig, f"Residual at position {step.position}: the correction '{token}' is drawn from it", height=460)
+    return layout(fig, f"Residual at position {step.position}:<br>the correction '{token}' is drawn from it",
+                  height=490)
 
 
 def final_bars(final: FinalToken) -> go.Figure:

@@ -108,14 +108,17 @@ def race_chart(study: Study) -> go.Figure:
     speculative = study.variants[0].trace
     speedup = study.speedup(speculative)
     ratios = study.paired(speculative)
-    spread = f" ({min(ratios):.2f}–{max(ratios):.2f}× over {len(ratios)} rounds)" if len(ratios) > 1 else ""
-    fig.add_annotation(x=speculative.wall_time, y=len(speculative.generated_ids), ax=40, ay=-50,
-                       text="speedup n/a" if speedup is None else
+    spread = f"<br>({min(ratios):.2f}–{max(ratios):.2f}× over {len(ratios)} rounds)" if len(ratios) > 1 else ""
+    # in the plot's empty top-left corner (the steps rise to the right), where no chart width can clip it
+    fig.add_annotation(x=0.02, y=0.98, xref="paper", yref="paper", xanchor="left", yanchor="top", showarrow=False,
+                       align="left", text="speedup n/a" if speedup is None else
                        f"<b>{speedup:.2f}×</b> the target alone's tokens/s{spread}",
-                       font={"size": 22, "color": "#111111"}, arrowwidth=2, bgcolor="white")
-    layout(fig, "Tokens over time", height=440, xaxis_title="seconds since the run started",
+                       font={"size": 18, "color": "#111111"}, bgcolor="white")
+    # the legend's four entries stack at a narrow width: room for them under the axis title
+    fig.update_layout(margin={"b": 190})
+    layout(fig, "Tokens over time", height=560, xaxis_title="seconds since the run started",
            yaxis_title="tokens committed")
-    return fig
+    return fig.update_layout(legend={"y": -0.25})
 
 
 def agreement(study: Study) -> tuple[bool, str]:

@@ -32,7 +32,7 @@ KINDS: dict[str, KindStyle] = {
                             "outline: 2px solid #E69F00; font-weight: 700;", "↻", "/"),
     "bonus": KindStyle("bonus token (all drafts accepted)", "#004f80", "#d6e9f6",
                        "outline: 2px dashed #0072B2; font-weight: 700;", "★", "."),
-    "target": KindStyle("target step (no draft)", "#333333", "transparent", "", "", ""),
+    "target": KindStyle("target step (no draft)", "#333333", "#ececec", "", "", ""),
 }
 
 INK = "#262730"   # text on a background of our own (a dark theme's light text would vanish on it)
