@@ -421,6 +421,7 @@ def test_the_drafters_bars_name_themselves_in_a_contrasting_ink():
         "unigram": drafters_look.DARK_INK, "tiny": drafters_look.DARK_INK, "eagle": "#ffffff"}
     assert drafters_look.contrast("#000000", "#ffffff") == pytest.approx(21)
     assert "#000000" not in drafters_look.COLORS
+    assert len({b.marker.color for b in bars}) == 9, "two drafters share a colour"
 
 
 def test_the_toy_charts_keep_every_token_and_each_p_over_its_own_bar():

@@ -47,6 +47,8 @@ def test_chain_rejection_shows_its_numbers():
         assert f"{number:.3f}" in steps[TEST].body and f"{number:.3f}" in steps[FINAL].body
     assert f"iteration {index}" in charts.default_note(trace)
     assert "did not record" in steps[FINAL].body  # this trace keeps no residual
+    tables = [s.body for s in steps if "<table" in s.body]
+    assert tables and all('<div style="overflow-x: auto;"><table' in b for b in tables)  # a narrow column scrolls it
 
 
 def test_the_context_shows_the_prompt_as_the_target_read_it():

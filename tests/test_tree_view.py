@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from streamlit.testing.v1 import AppTest
-from synthetic import FixedTree, synthetic_tree_trace
+from synthetic import FixedTree, synthetic_trace, synthetic_tree_trace
 from test_charts import make_trace
 
 from specviz import DecodeSettings, charts, generate, trace_from_dict
@@ -81,7 +81,7 @@ def test_residual_sequence_follows_the_rejected_siblings(tree_trace):
     panels = residual_panels(it, 1)
     assert [p.mark for p in panels] == ["✗ tried", "✗ tried", "↻ drawn"]
     assert panels[0].top.tokens[0] == " red" and panels[1].top.probs == [0.8, 0.2, 0.0]
-    assert panels[2].title == "left after '␣small' (mass 1.00)<br>drew the correction '␣red' ↻"
+    assert panels[2].title == "left after '␣small'<br>(mass 1.00)<br>drew the correction '␣red' ↻"
     fig = charts.residual_sequence(it, 1)
     assert len(fig.data) == 3
     first, second, last = fig.data
@@ -234,9 +234,9 @@ def test_long_labels_on_a_deep_chain_shrink_to_fit_their_depths_column():
                                                          range(1, depth + 1)]
 
     assert label_font(chain("␣a", 8)) == LABEL_FONT   # short tokens keep the full size
-    deep = chain("␣assistant", 8)
-    size = label_font(deep)
-    assert 11 <= size < LABEL_FONT and 0.6 * size * len("␣assistant") + 16 <= PLOT_WIDTH / 9.2
+    size = label_font(chain("␣assistant", 4))
+    assert 11 < size < LABEL_FONT and 0.6 * size * len("␣assistant") + 16 <= PLOT_WIDTH / 5.2
+    assert label_font(chain("␣assistant", 8)) == 11   # no smaller, though it cannot fit
     it = synthetic_tree_trace().iterations[1]
     assert {a.font.size for a in token_tree(it).layout.annotations} == {label_font(tree_boxes(it))}
 
@@ -249,3 +249,11 @@ def test_a_quote_in_a_token_is_drawn_as_a_quote(tree_trace):
     assert '<s>"""&lt;</s> ✗' in [a.text for a in fig.layout.annotations]
     (nodes,) = [t for t in fig.data if t.name == "nodes"]
     assert "&quot;" not in "".join(nodes.hovertext)
+
+
+def test_a_wide_draft_verify_table_scrolls_sideways_in_a_smaller_font():
+    """Eight depths or more do not fit a narrow column at the usual size: the table scrolls inside its own box
+    and its font steps down; a short chain keeps the large one."""
+    wide, narrow = (charts.draft_verify_table(synthetic_trace(64, gamma=g, alpha=0.95)) for g in (8, 4))
+    assert all(h.startswith('<div style="overflow-x: auto;">') for h in (wide, narrow))
+    assert "font-size: 0.95rem" in wide and "font-size: 1.15rem" in narrow

@@ -37,8 +37,9 @@ from specviz.charts.style import (
 from specviz.study import Study
 from specviz.trace import Summary
 
-SYMBOLS = ["circle", "square", "diamond", "triangle-up", "x", "cross", "star", "hexagon"]
-COLORS = [P_COLOR, ACCEPT_COLOR, Q_COLOR, RESIDUAL_COLOR, REJECT_COLOR, "#56B4E9", "#882255", NEUTRAL]
+# one look per drafter the app offers (nine), no two alike
+SYMBOLS = ["circle", "square", "diamond", "triangle-up", "x", "cross", "star", "hexagon", "pentagon"]
+COLORS = [P_COLOR, ACCEPT_COLOR, Q_COLOR, RESIDUAL_COLOR, REJECT_COLOR, "#56B4E9", "#882255", NEUTRAL, "#F0E442"]
 # Okabe-Ito, but a dark wine for its black (a pure black line is lost on a dark background)
 DASHES = ["solid", "dash", "dot", "dashdot", "longdash", "longdashdot"]
 NEAR = (0.01, 0.02)   # (Δc, Δα̂) within which two drafters' points share one label

@@ -20,7 +20,7 @@ from specviz.trace import Trace
 MAX_GAMMA = 16
 MAX_BLOCK = MAX_GAMMA   # the block slider's end (the shipped parallel drafters draft 4; SpecDec's Table 3 reaches 30)
 ALPHA_STEP = 0.02  # the plane's cell width
-WIDTH, HEIGHT = 270, 250
+WIDTH, HEIGHT = 400, 220   # panels stacked, each with its axes fits the page column at 1024 px with the sidebar open
 START = (0.8, 0.05, 4)   # where the α, c and marked-γ sliders start
 STAR = ("M0,-1L0.235,-0.324L0.951,-0.309L0.38,0.124L0.588,0.809L0,0.4L-0.588,0.809L-0.38,0.124L-0.951,-0.309"
         "L-0.235,-0.324Z")
@@ -87,7 +87,7 @@ def curve(base: alt.Chart, field: str, color: str, title: str, measured: pd.Data
     return alt.layer(*layers)
 
 
-def curves(measured: pd.DataFrame | None) -> alt.HConcatChart:
+def curves(measured: pd.DataFrame | None) -> alt.VConcatChart:
     """E(γ) (and the accepted drafts alone) and S(γ) for γ = 1 … MAX_GAMMA at the sliders' α and c."""
     base = alt.Chart(pd.DataFrame({"gamma": range(1, MAX_GAMMA + 1)})).transform_calculate(
         E=formulas.expected_tokens("alpha", formulas.drafted("datum.gamma", "block")),
@@ -113,7 +113,7 @@ def curves(measured: pd.DataFrame | None) -> alt.HConcatChart:
                 (f"datum.gamma <= {MAX_GAMMA // 2}", "center"), (f"datum.gamma > {MAX_GAMMA // 2}", "right"))),
             alt.Chart().mark_rule(strokeDash=[2, 3], color=NEUTRAL, strokeWidth=2).encode(y=alt.datum(1))]
     size = {"width": WIDTH, "height": HEIGHT}
-    return alt.hconcat(
+    return alt.vconcat(
         curve(base, "E", P_COLOR, "tokens per iteration", measured, contrast).properties(
             title="E(γ): expected tokens per iteration", **size),
         curve(base, "S", Q_COLOR, "walltime improvement (×)", measured, star).properties(
@@ -151,8 +151,8 @@ def plane(measured: pd.DataFrame | None) -> alt.LayerChart:
     ]
     if measured is not None:
         layers += measured_marks(measured, x, y, alt.value("this trace"), "datum.alpha > 0.7")
-    return alt.layer(*layers).properties(title="S over (α, γ) at the chosen c; white line: the optimal γ of each α",
-                                         width=2 * WIDTH + 40, height=HEIGHT)
+    title = ["S over (α, γ) at the chosen c;", "white line: the optimal γ of each α"]
+    return alt.layer(*layers).properties(title=title, width=WIDTH - 60, height=HEIGHT)   # room for the colour legend
 
 
 def measured_frame(trace: Trace | None) -> pd.DataFrame | None:
@@ -181,8 +181,8 @@ def theory_explorer(trace: Trace | None = None) -> alt.VConcatChart:
     block = min(trace.block, MAX_BLOCK) if trace is not None else 0
     title = ("'α = ' + format(alpha, '.2f') + ',   c = ' + format(c, '.2f') + ',   γ marked = ' + gamma + "
              "(block > 0 ? ',   block B = ' + block : '')")
-    if measured is not None:   # the diamonds' numbers, once: a label beside each would run out of the narrow plots
-        title += f" + ';   ◆ {measured['label'][0]}'"
+    if measured is not None:   # the diamonds' numbers, once, on a line of their own: a label beside each would crowd
+        title = f"[{title}, '◆ {measured['label'][0]}']"
     return alt.vconcat(curves(measured), plane(measured), spacing=40,
                        params=[p.param for p in explorer_params(*START, block)],
                        title=alt.TitleParams(alt.expr(title)), **vega_look(),

@@ -73,13 +73,14 @@ def _tok(token: str) -> str:
 
 
 def _table(head: list[str], rows: list[list[str]]) -> str:
-    """An HTML table; cells are HTML already. Rows beyond MAX_ROWS are counted, not shown."""
+    """An HTML table that scrolls sideways in a narrow column; cells are HTML already. Rows beyond MAX_ROWS are
+    counted, not shown."""
     def row(cells: list[str], tag: str) -> str:
         return "<tr>" + "".join(f'<{tag} style="{CELL_CSS}">{c}</{tag}>' for c in cells) + "</tr>"
 
     more = f"<p>… and {len(rows) - MAX_ROWS} more</p>" if len(rows) > MAX_ROWS else ""
-    return (f'<table style="{TABLE_CSS}">{row(head, "th")}{"".join(row(r, "td") for r in rows[:MAX_ROWS])}'
-            f"</table>{more}")
+    return (f'<div style="overflow-x: auto;"><table style="{TABLE_CSS}">{row(head, "th")}'
+            f'{"".join(row(r, "td") for r in rows[:MAX_ROWS])}</table></div>{more}')
 
 
 def _first_rejected(it: Iteration) -> DraftStep | None:

@@ -26,8 +26,8 @@ from specviz.charts.style import (
 from specviz.trace import Iteration, Trace
 
 BRUSH, PICK = "brush", "pick"
-WIDTH = 660
-ROOMY = 40  # iterations: up to this many, cells are wide enough for outlines and ✓ ✗ · ↻ ★
+WIDTH = 420   # with its axes, fits the page column at 1024 px with the sidebar open
+ROOMY = 30  # iterations: up to this many, cells (16 px or more) are wide enough for outlines and ✓ ✗ · ↻ ★
 
 
 def token_rows(trace: Trace) -> pd.DataFrame:
@@ -113,7 +113,7 @@ def timeline(trace: Trace, along: dict, brush: alt.Parameter) -> alt.LayerChart:
                            alt.Y("middle:Q"), "crosshair", y2="y1:Q",
                            tooltip=["iteration:Q", alt.Tooltip("kind:N", title="token"), "tokens:Q"])
     return alt.layer(rects.add_params(brush), *glyphs).properties(
-        title="Tokens per iteration: drag across it to choose iterations", width=WIDTH, height=170)
+        title=["Tokens per iteration:", "drag across it to choose iterations"], width=WIDTH, height=170)
 
 
 def verdict_map(trace: Trace, drafts: pd.DataFrame, along: dict, brush: alt.Parameter,
@@ -164,7 +164,7 @@ def position_acceptance(drafts: pd.DataFrame, brush: alt.Parameter) -> alt.Layer
         tested.transform_aggregate(rate="mean(kept)", groupby=["position"]).mark_tick(
             color="#000000", thickness=4, stroke="#ffffff", strokeWidth=1.5).encode(x=x, y=y),
         selection_note(chosen.transform_aggregate(alpha="mean(kept)"), "'α̂ = ' + format(datum.alpha, '.2f')"),
-    ).properties(title="Acceptance per draft position", width=WIDTH // 2 - 40, height=220)
+    ).properties(title=["Acceptance", "per draft position"], width=WIDTH // 2 - 40, height=220)
 
 
 def accepted_lengths(iterations: pd.DataFrame, brush: alt.Parameter) -> alt.LayerChart:

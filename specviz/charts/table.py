@@ -111,9 +111,11 @@ def draft_verify_table(trace: Trace, paths: list[list[int]] | None = None, limit
         verify = (_td(c.verify, c.state, "verify", c.state == "kept" and [c.verify] != c.draft) for c in cells)
         rows.append("<tr><th>Verify</th>" + "".join(verify) + pad + "</tr>")
         if trees:
-            rows.append('<tr style="color: #555555;"><th>Branches</th>' + "".join(
+            rows.append('<tr style="opacity: 0.7;"><th>Branches</th>' + "".join(
                 f"<td>{c.branches if c.draft else ''}</td>" for c in cells) + pad + "</tr>")
-    return ('<div style="overflow-x: auto;"><table class="specviz-table" style="font-size: 1.15rem; '
+    # a row wider than a narrow column scrolls sideways; from 8 depths on, a smaller font shows more of it at once
+    size = "1.15rem" if width < 8 else "0.95rem"
+    return (f'<div style="overflow-x: auto;"><table class="specviz-table" style="font-size: {size}; '
             'font-family: ui-monospace, monospace; border-collapse: separate; border-spacing: 4px 2px; '
             'white-space: nowrap;">'
             f"<tr><th></th><th>depth</th>{head}</tr>{''.join(rows)}</table></div>")

@@ -28,9 +28,10 @@ from specviz.tree import children, is_chain
 ROOT = -1
 ROW_HEIGHT = 64  # pixels per leaf: room for an 18 px label in its box
 CROWDED_ROW_HEIGHT = 42  # per leaf beyond 12 leaves, so a big tree still fits a projector's screen or two
-# Labels share the plot's width, about 760 px in the app's page, one column per depth: a label's font shrinks (to
-# no less than 11 px) until the longest fits its column, a character taking about 0.6 of the font size.
-PLOT_WIDTH = 760
+# Labels share the plot's width, about 500 px in the app's page at 1024 px with the sidebar open, one column per
+# depth: a label's font shrinks (to no less than 11 px) until the longest fits its column, a character taking
+# about 0.6 of the font size.
+PLOT_WIDTH = 500
 LABEL_FONT = 18
 
 
@@ -63,7 +64,7 @@ EDGES: dict[str, tuple[str, str, float, str]] = {
     "accepted": ("accepted path", ACCEPT_COLOR, 6, "solid"),
     "rejected": ("tested and rejected", REJECT_COLOR, 2.5, "solid"),
     "unverified": ("never reached", NEUTRAL, 1.5, "dot"),
-    "final": ("final token", "#000000", 4, "dash"),
+    "final": ("final token", P_COLOR, 4, "dash"),   # the target's own token; black would vanish on a dark theme
 }
 
 
@@ -296,7 +297,7 @@ def residual_panels(iteration: Iteration, parent: int) -> list[Panel]:
                             "✓ kept" if kept else "✗ tried"))
         if kept or d.residual_top is None:
             return panels
-        top, title = d.residual_top, f"left after '{show_token(d.token)}' (mass {d.residual_mass or 0:.2f})"
+        top, title = d.residual_top, f"left after '{show_token(d.token)}'<br>(mass {d.residual_mass or 0:.2f})"
     final = iteration.final
     ends_here = final is not None and final.kind == "correction" and all(
         iteration.drafts[k].verdict == "rejected" for k in kids)
@@ -310,7 +311,7 @@ def residual_sequence(iteration: Iteration, parent: int = ROOT) -> go.Figure:
     """p, then norm(max(0, p' − q)) after each rejected child of `parent` (SpecInfer, multi-step
     speculative sampling), then the correction drawn from the last one, or the child kept."""
     panels = residual_panels(iteration, parent)
-    cols = min(3, len(panels))
+    cols = min(2, len(panels))   # two side by side still read in a 500 px column
     rows = math.ceil(len(panels) / cols)
     fig = make_subplots(rows=rows, cols=cols, shared_yaxes=True, subplot_titles=[p.title for p in panels],
                         vertical_spacing=0.4 / rows, horizontal_spacing=0.06)
@@ -325,7 +326,7 @@ def residual_sequence(iteration: Iteration, parent: int = ROOT) -> go.Figure:
     fig.update_xaxes(tickangle=-35)
     fig.update_yaxes(range=[0, 1], title_text="probability", col=1)
     fig.update_annotations(font_size=15)
-    fig.update_layout(showlegend=False, margin={"t": 130, "b": 110})
+    fig.update_layout(showlegend=False, margin={"t": 150, "b": 110})
     where = "the root" if parent == ROOT else f"'{show_token(iteration.drafts[parent].token)}'"
-    return layout(fig, f"Children of {where} tried in turn: what is left after each rejection",
+    return layout(fig, f"Children of {where} tried in turn:<br>what is left after each rejection",
                   height=150 + 380 * rows)
