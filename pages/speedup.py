@@ -8,8 +8,8 @@ import streamlit as st
 from pages.ui import controls, models, state, tables
 from pages.ui.linked import linked_view
 from specviz import SpecvizError, charts
+from specviz.decoder_process import sizing_stream
 from specviz.drafters import STANDALONE_KINDS
-from specviz.sizing import sizing_stream
 from specviz.sizing import warnings as sizing_warnings
 from specviz.sweep import benchmark_points, drafter_comparison, gamma_sweep
 
@@ -88,7 +88,9 @@ st.caption("A tree verifies more tokens per pass, and a pass over more tokens co
            "cached) the target's cost curve and the drafter's acceptance by depth and rank, and predicts the "
            "tokens/s of every depth × top-k × budget; **Size the tree for this machine** in the sidebar runs the "
            "starred one.")
-if st.button("Measure tree sizes for this pair", key="run_sizing"):
+if st.button("Measure tree sizes for this pair", key="run_sizing",
+             help="Measured once per pair, machine, dtype and thread count (a minute or two on a CPU, each step said "
+                  "as it runs), then read back at once."):
     sized = models.runs_with_progress("tree sizing", 1, sizing_stream, lambda: ())
     if sized is not None:
         st.session_state.sizing = sized[0][0]

@@ -320,12 +320,9 @@ def trace_stream(target, drafter, prompt: Prompt, settings, chat: bool = True) -
     from specviz.sizing import prepare, sizes
 
     checked_prompt(target, prompt, settings, chat)   # refused before a new pair's sizing, not after
-    sizing = sizes(drafter, settings)
-    if sizing:   # a pair's first sizing measures its verify cost and draft step: seconds to minutes, once
-        yield Status("Sizing the draft for this pair (measured once, then read back)…")
+    if sizes(drafter, settings):
+        yield from _measuring(target, drafter)
     prepared = prepare(target, drafter, settings)
-    if sizing:
-        yield Status(None)
     run = Run(target, drafter, prompt, prepared.settings, chat=chat, sizing=prepared.sizing)
     yield replace(run.trace, iterations=[], generated_ids=[])
     try:
@@ -333,6 +330,22 @@ def trace_stream(target, drafter, prompt: Prompt, settings, chat: bool = True) -
     except StopRequested:  # raised in the run's loop, which stamped its wall time and text as it ended
         pass
     yield Ending(run.trace.wall_time, run.trace.text, run.trace.stopped_by)
+
+
+def sizing_stream(target, drafter) -> Iterator:
+    """Work function for the pair's sizing (`sizing.size_for`), each first measurement said as a `Status`."""
+    from specviz.sizing import size_for
+
+    yield from _measuring(target, drafter)
+    yield size_for(target, drafter)
+
+
+def _measuring(target, drafter) -> Iterator[Status]:
+    """What a pair's first sizing measures, step by step (`sizing.measuring`), then that it is done."""
+    from specviz.sizing import measuring
+
+    yield from (Status(text) for text in measuring(target, drafter))
+    yield Status(None)
 
 
 def follow_trace(request: Request) -> Iterator:

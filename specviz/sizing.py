@@ -167,9 +167,26 @@ def warnings(sizing: Sizing) -> list[str]:
     return [w for w in found if w is not None]
 
 
-def sizing_stream(target: LoadedModel, drafter: Drafter) -> Iterator[Sizing]:
-    """The decoder process's work function: the sizing of the pair it holds."""
-    yield size_for(target, drafter)
+def measuring(target: LoadedModel, drafter: Drafter) -> Iterator[str]:
+    """A pair's first sizing, step by step: each step is said before it is measured (a minute or two on a CPU,
+    once), so a page can show what it waits for; nothing is said where both are kept. `size_for` then reads
+    them back."""
+    sizable(target)
+    if verify_cost.stored(verify_cost.Setup.of(target)) is None:
+        yield (f"Timing the target's passes over 1 to {max(verify_cost.SIZES)} new tokens (once for this model, "
+               "device, dtype and thread count)…")
+        verify_cost.cached(target)
+    if not acceptance_path(target, drafter).is_file():
+        yield (f"Drafting greedy answers to {len(CALIBRATION)} short prompts for the drafter's acceptance by depth "
+               "and rank (once for this pair)…")
+        calibrate(target, drafter)
+
+
+def sizable(target: LoadedModel) -> None:
+    """Refuse a target whose cache cannot verify the token trees a sizing times."""
+    if target.is_encoder_decoder:
+        raise SpecvizError(f"{target.name} is an encoder-decoder model: the auto size and the adaptive length "
+                           "measure token trees, which need a decoder-only target; turn both off and draft a chain")
 
 
 @dataclass(frozen=True)
@@ -193,9 +210,7 @@ def prepare(target: LoadedModel, drafter: Drafter | None, settings: DecodeSettin
     policy's prior and costs. Anything else as it is."""
     if not sizes(drafter, settings):
         return Prepared(settings)
-    if target.is_encoder_decoder:   # the sizing times token trees, which an encoder-decoder cache cannot verify
-        raise SpecvizError(f"{target.name} is an encoder-decoder model: the auto size and the adaptive length "
-                           "measure token trees, which need a decoder-only target; turn both off and draft a chain")
+    sizable(target)
     sizing = size_for(target, drafter)
     if settings.auto_size and settings.adaptive:
         return Prepared(replace(settings, gamma=max(tree_size.DEPTHS), branches=max(tree_size.BRANCHES),

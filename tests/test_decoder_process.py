@@ -204,11 +204,12 @@ def test_a_run_that_sizes_its_pair_says_so_before_its_first_item(tiny_llama_dirs
         return sizing.Prepared(replace(settings, auto_size=False, adaptive=False))
 
     monkeypatch.setattr(sizing, "prepare", prepared)
+    monkeypatch.setattr(sizing, "measuring", lambda target, drafter: iter(["Timing…", "Drafting…"]))
     target = load_model(str(tiny_llama_dirs[0]))
     drafter = build_drafter("model", target, str(tiny_llama_dirs[1]))
     sized = list(trace_stream(target, drafter, PROMPT, DecodeSettings(max_new_tokens=2, auto_size=True)))
-    assert sized[:2] == [Status("Sizing the draft for this pair (measured once, then read back)…"), Status(None)]
-    assert isinstance(sized[2], Trace)
+    assert sized[:3] == [Status("Timing…"), Status("Drafting…"), Status(None)]
+    assert isinstance(sized[3], Trace)
     chain = list(trace_stream(target, drafter, PROMPT, DecodeSettings(max_new_tokens=2, auto_size=False,
                                                                      adaptive=False)))
     assert not any(isinstance(item, Status) for item in chain)
@@ -225,7 +226,7 @@ def test_a_run_that_sizes_its_pair_says_so_before_its_first_item(tiny_llama_dirs
 
     conn = Sent()
     _stream((item for item in sized), conn)
-    assert [kind for kind, _ in conn.messages[:3]] == ["status", "status", "item"]
+    assert [kind for kind, _ in conn.messages[:4]] == ["status", "status", "status", "item"]
 
 
 def test_the_pairs_used_last_stay_loaded_and_the_others_are_let_go(tiny_llama_dirs):

@@ -180,6 +180,23 @@ def test_the_cost_curve_is_measured_once_and_cached(tiny_llama_dirs, tmp_path, m
     assert len(list((tmp_path / "sizing").glob("*.json"))) == 1
 
 
+def test_a_first_sizing_says_each_measurement_before_it_runs_and_a_kept_one_says_nothing(tiny_llama_dirs, tmp_path,
+                                                                                           monkeypatch):
+    from specviz.decoder_process import Status, sizing_stream
+
+    monkeypatch.setenv("SPECVIZ_CACHE", str(tmp_path))
+    target, draft = (load_model(str(d)) for d in tiny_llama_dirs)
+    drafter = DraftModelDrafter(draft)
+    steps = sizing.measuring(target, drafter)
+    assert next(steps).startswith("Timing the target's passes") and verify_cost.stored(Setup.of(target)) is None
+    assert next(steps).startswith("Drafting greedy answers to 4 short prompts")
+    assert verify_cost.stored(Setup.of(target)) is not None and not sizing.acceptance_path(target, drafter).is_file()
+    assert list(steps) == [] and sizing.acceptance_path(target, drafter).is_file()
+    assert list(sizing.measuring(target, drafter)) == []   # kept: read back at once
+    *said, sized = sizing_stream(target, drafter)
+    assert said == [Status(None)] and sized.chosen is not None
+
+
 def test_a_curve_is_stale_only_beyond_the_share_allowed():
     cost = VerifyCost("m", "cpu", "float32", 1, [1, 2], [0.050, 0.060])
     assert verify_cost.stale(cost, None) is None   # not checked: the curve was measured for this sizing
