@@ -43,7 +43,7 @@ def buttons(end: str = "") -> None:
         st.button("Next ▶", on_click=turn, args=(1,), disabled=at == len(steps) - 1, key=f"lesson_next{end}",
                   shortcut=None if end else "PageDown")
         if not end and st.button(f"Open iteration {st.session_state.lesson_index} in the inspector",
-                                 key="lesson_inspect", type="tertiary"):
+                                 key="lesson_inspect", type="tertiary", icon=":material/search:"):
             st.session_state.inspect_index = st.session_state.lesson_index
             st.switch_page("pages/inspector.py")
 
