@@ -252,8 +252,8 @@ def test_a_quote_in_a_token_is_drawn_as_a_quote(tree_trace):
 
 
 def test_a_wide_draft_verify_table_scrolls_sideways_in_a_smaller_font():
-    """Eight depths or more do not fit a narrow column at the usual size: the table scrolls inside its own box
+    """More than four depths do not fit the page's column at the usual size: the table scrolls inside its own box
     and its font steps down; a short chain keeps the large one."""
-    wide, narrow = (charts.draft_verify_table(synthetic_trace(64, gamma=g, alpha=0.95)) for g in (8, 4))
+    wide, narrow = (charts.draft_verify_table(synthetic_trace(64, gamma=g, alpha=0.95)) for g in (8, 2))
     assert all(h.startswith('<div style="overflow-x: auto;">') for h in (wide, narrow))
     assert "font-size: 0.95rem" in wide and "font-size: 1.15rem" in narrow

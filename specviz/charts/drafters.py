@@ -39,8 +39,9 @@ from specviz.trace import Summary
 
 # one look per drafter the app offers (nine), no two alike
 SYMBOLS = ["circle", "square", "diamond", "triangle-up", "x", "cross", "star", "hexagon", "pentagon"]
-COLORS = [P_COLOR, ACCEPT_COLOR, Q_COLOR, RESIDUAL_COLOR, REJECT_COLOR, "#56B4E9", "#882255", NEUTRAL, "#F0E442"]
-# Okabe-Ito, but a dark wine for its black (a pure black line is lost on a dark background)
+COLORS = [P_COLOR, ACCEPT_COLOR, Q_COLOR, RESIDUAL_COLOR, REJECT_COLOR, "#56B4E9", "#882255", NEUTRAL, "#999933"]
+# Okabe-Ito, but a dark wine for its black (a pure black line is lost on a dark background) and Tol's olive for
+# its yellow (1.3:1 on white; olive 3:1)
 DASHES = ["solid", "dash", "dot", "dashdot", "longdash", "longdashdot"]
 NEAR = (0.01, 0.02)   # (Δc, Δα̂) within which two drafters' points share one label
 FEW = 10   # a draft position tested by fewer iterations is drawn with an open marker
