@@ -170,20 +170,23 @@ def stored(setup: Setup) -> VerifyCost | None:
 
 def cached(target: LoadedModel) -> VerifyCost:
     """The curve for this model, device, dtype and thread count: read from the cache or measured once."""
-    cost = stored(Setup.of(target))
+    setup = Setup.of(target)
+    cost = stored(setup)
     if cost is None:
         cost = measure(target)
         keep(cache_path(target, KEY), cost)
+        _now[setup] = None   # measured by this process, just now: nothing to check it against
     return cost
 
 
 STALE = 0.3   # a kept curve whose one-token pass is this share off one timed now is stale
-_now: dict[Setup, float] = {}
+_now: dict[Setup, float | None] = {}
 
 
-def one_token_now(target: LoadedModel) -> float:
+def one_token_now(target: LoadedModel) -> float | None:
     """Seconds of a one-token pass over `CONTEXT` cached tokens timed now (`measure`, 3 rounds of `DENSE_TIMES`;
-    about 1.2 s on one CPU thread), once per process and setup: what a kept curve is checked against (`stale`)."""
+    about 1.2 s on one CPU thread), once per process and setup: what a kept curve is checked against (`stale`).
+    None where this process measured the curve itself (`cached`)."""
     setup = Setup.of(target)
     if setup not in _now:
         _now[setup] = measure(target, (1,), rounds=3, contexts=(CONTEXT,)).seconds[0]

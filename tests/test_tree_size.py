@@ -185,6 +185,7 @@ def test_a_first_sizing_says_each_measurement_before_it_runs_and_a_kept_one_says
     from specviz.decoder_process import Status, sizing_stream
 
     monkeypatch.setenv("SPECVIZ_CACHE", str(tmp_path))
+    monkeypatch.setattr(verify_cost, "_now", {})
     target, draft = (load_model(str(d)) for d in tiny_llama_dirs)
     drafter = DraftModelDrafter(draft)
     steps = sizing.measuring(target, drafter)
@@ -195,6 +196,7 @@ def test_a_first_sizing_says_each_measurement_before_it_runs_and_a_kept_one_says
     assert list(sizing.measuring(target, drafter)) == []   # kept: read back at once
     *said, sized = sizing_stream(target, drafter)
     assert said == [Status(None)] and sized.chosen is not None
+    assert sized.now is None   # the curve was measured by this process: no pass timed again to check it
 
 
 def test_a_curve_is_stale_only_beyond_the_share_allowed():
@@ -218,6 +220,7 @@ def test_a_kept_curve_that_a_pass_timed_now_disagrees_with_is_flagged(tiny_llama
     path = verify_cost.cache_path(target, verify_cost.KEY)
     curve = json.loads(path.read_text())
     path.write_text(json.dumps(curve | {"seconds": [1000 * t for t in curve["seconds"]]}))   # as if timed on a busy bus
+    monkeypatch.setattr(verify_cost, "_now", {})   # read back by a later process, which did not measure it
     slow = sizing.size_for(target, drafter)
     assert slow.now is not None
     flagged = [w for w in sizing.warnings(slow) if w.startswith("the kept verify-cost curve")]
