@@ -84,16 +84,23 @@ def _ask_a_child() -> bool:
     return torch.cuda.is_available() and not torch.cuda.is_initialized()
 
 
+PROBE_S = 120   # a child that has not answered by then (a hung driver) is given up on
+
+
 @functools.cache
 def _gpu_facts() -> dict:
-    """The GPU's facts as a child process reads them: hardware bf16 (the current device) and each device's name."""
+    """The GPU's facts as a child process reads them: hardware bf16 (the current device) and each device's name.
+    A child that fails or hangs leaves the cautious answer, kept like an answer (no new child on every page
+    drawn): no hardware bf16, no names. The decoder process, which starts CUDA itself, asks torch directly."""
     probe = ("import json, torch; c = torch.cuda; print(json.dumps({'bf16': c.is_bf16_supported(including_emulation="
              "False), 'names': [c.get_device_name(i) for i in range(c.device_count())]}))")
-    asked = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
-    if asked.returncode != 0:
-        reason = (asked.stderr.strip().splitlines() or ["no output"])[-1]
-        raise SpecvizError(f"could not ask the GPU for its name and bf16 support: {reason}")
-    return json.loads(asked.stdout.strip().splitlines()[-1])
+    try:
+        asked = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=PROBE_S)
+        if asked.returncode == 0:
+            return json.loads(asked.stdout.strip().splitlines()[-1])
+    except (subprocess.TimeoutExpired, IndexError, json.JSONDecodeError):
+        pass
+    return {"bf16": False, "names": []}
 
 
 def _cpuinfo() -> str:
@@ -111,7 +118,10 @@ def native_bf16() -> bool:
 def device_name(device: torch.device) -> str:
     """The hardware behind `device`: the GPU's name, or the CPU's model ("AMD EPYC 7B13")."""
     if device.type == "cuda":
-        return _gpu_facts()["names"][device.index or 0] if _ask_a_child() else torch.cuda.get_device_name(device)
+        if not _ask_a_child():
+            return torch.cuda.get_device_name(device)
+        names = _gpu_facts()["names"]
+        return names[device.index or 0] if (device.index or 0) < len(names) else "GPU (its name unknown)"
     return next((line.split(":", 1)[1].strip() for line in _cpuinfo().splitlines() if line.startswith("model name")),
                 platform.processor() or "CPU")
 

@@ -65,7 +65,8 @@ def test_a_gpu_that_emulates_bf16_gets_fp16(monkeypatch, native, offered):
 def test_a_process_that_has_not_started_cuda_asks_a_child_about_the_gpu(monkeypatch):
     """The web server draws the precision box and reads cached sizings (named by the GPU) without starting CUDA,
     whose context would hold hundreds of MB of the GPU for as long as the server runs: a child process asks. A
-    process that has started CUDA (the decoder's, which loads the models) asks torch itself."""
+    process that has started CUDA (the decoder's, which loads the models) asks torch itself. A child that fails
+    leaves the cautious answer (fp16, no name), kept: the pages still draw, and no child is started per page."""
     def in_this_process(*args, **kwargs):
         raise AssertionError("CUDA started in the server's own process")
 
@@ -89,9 +90,9 @@ def test_a_process_that_has_not_started_cuda_asks_a_child_about_the_gpu(monkeypa
         assert device.device_name(gpu) == facts["names"][0]
     assert precision.choices(gpu) == answer and len(children) == 1   # asked once a process
     device._gpu_facts.cache_clear()
-    monkeypatch.setattr(sys, "executable", "/bin/false")
-    with pytest.raises(SpecvizError, match="could not ask the GPU for its name and bf16 support: no output"):
-        precision.choices(gpu)
+    monkeypatch.setattr(sys, "executable", "/bin/false")   # a child that fails: the cautious answer, kept
+    assert precision.choices(gpu) == ["float16", "float32"] and device.device_name(gpu) == "GPU (its name unknown)"
+    assert precision.choices(gpu) == ["float16", "float32"] and len(children) == 2
     monkeypatch.setattr(torch.cuda, "is_initialized", lambda: True)
     monkeypatch.setattr(torch.cuda, "is_bf16_supported", lambda including_emulation=True: True)
     monkeypatch.setattr(torch.cuda, "get_device_name", lambda index: "the GPU torch names")
