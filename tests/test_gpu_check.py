@@ -5,10 +5,12 @@ greedy method on the pair writing the target alone's tokens) holding here."""
 from __future__ import annotations
 
 import json
+import sys
 
 import pytest
 import torch
 
+from specviz.bench import gpu_check
 from specviz.bench.gpu_check import EqualityRow, build_pair_model, predictions
 from specviz.cli import main
 from specviz.device import steady_attention
@@ -86,3 +88,11 @@ def test_attention_on_cuda_runs_without_cudnn_and_the_cpu_keeps_torchs_choice():
         assert not torch.backends.cuda.cudnn_sdp_enabled()
     finally:
         torch.backends.cuda.enable_cudnn_sdp(before)
+
+
+def test_a_failed_server_probe_is_reported_unknown_not_lost(monkeypatch):
+    """The probe runs after the whole check's measurements: a probe that fails leaves None (the report says
+    "unknown"), never an exception that would throw the measurements away."""
+    monkeypatch.setattr(sys, "executable", "/bin/false")
+    assert gpu_check.server_starts_cuda() is None
+    assert gpu_check.STARTS_CUDA[None].startswith("unknown")

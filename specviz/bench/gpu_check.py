@@ -147,14 +147,16 @@ def run_gpu_check(args: argparse.Namespace) -> None:
     print(to_markdown(result))
 
 
-def server_starts_cuda() -> bool:
+def server_starts_cuda() -> bool | None:
     """Whether a fresh process that draws what the app's server draws in its sidebar (the precision box and its
-    default, the default γ) starts CUDA, and so holds a context of its own on the GPU beside the decoder's."""
+    default, the default γ) starts CUDA, and so holds a context of its own on the GPU beside the decoder's; None
+    where that process failed (the report's measurements are kept all the same)."""
     probe = ("import torch; from specviz import precision; from specviz.device import pick_device; "
              "from specviz.tree_size import default_gamma; gpu = pick_device(); precision.choices(gpu); "
              "precision.default(gpu); default_gamma(1); print(torch.cuda.is_initialized())")
-    asked = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True, env=child_env())
-    return asked.stdout.strip().splitlines()[-1] == "True"
+    asked = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=child_env())
+    said = asked.stdout.strip().splitlines()
+    return said[-1] == "True" if asked.returncode == 0 and said else None
 
 
 def embedded_rows(device: torch.device, dtype: torch.dtype, kinds: list[str], shapes: list[tuple[int, int, int]],
@@ -296,14 +298,17 @@ def paired_runs(engine, hf, draft: str, prompts: list[BenchPrompt], device: torc
     return out
 
 
+STARTS_CUDA = {True: "**yes**", False: "no", None: "unknown (the probe failed, or a report from before it)"}
+
+
 def to_markdown(result: dict) -> str:
     m, pair = result["machine"], result["pair"]
     lines = ["# GPU check", "",
              f"- date: {result['date']}; command: `{result['command']}`; {result['seconds'] / 60:.1f} min",
              f"- device: {m['device_name']} ({m['device']}); torch {m['torch']}, transformers {m['transformers']}, "
              f"{m['threads']} CPU thread(s)",
-             f"- the app's server, drawing its sidebar, starts CUDA in its own process: "
-             f"{'**yes**' if result['server_starts_cuda'] else 'no'}",
+             "- the app's server, drawing its sidebar, starts CUDA in its own process: "
+             + STARTS_CUDA[result.get("server_starts_cuda")],
              f"- prompts: {', '.join(result['prompts'])}; the half-precision promise: a greedy output parts from the "
              f"target alone's only where its token trailed the best by less than {result['half_margin']} logits", "",
              "## The embedded target and its drafters (greedy, against the target alone in the same dtype)", "",
