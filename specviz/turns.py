@@ -19,6 +19,7 @@ class Turns:
         self._changed = threading.Condition()
         self._numbers = itertools.count()
         self._line: list[int] = []
+        self._mine = threading.local()   # the ticket `with turns:` took in this thread
 
     def take(self) -> int:
         """A ticket at the end of the line."""
@@ -60,9 +61,8 @@ class Turns:
         except BaseException:
             self.leave(ticket)
             raise
+        self._mine.ticket = ticket
         return ticket
 
     def __exit__(self, *exc) -> None:
-        with self._changed:
-            ticket = self._line[0]
-        self.leave(ticket)
+        self.leave(self._mine.ticket)

@@ -43,9 +43,10 @@ def test_a_run_waits_for_its_turn(session):
     holder_ticket = line.take()
     assert line.wait(holder_ticket, timeout=0)
     released: list[float] = []
+    ran = threading.Event()   # the script run is over: a run that failed before taking a ticket must not hang this
 
     def hold() -> None:   # from the moment the run is in line (not from a guess of when it starts), for HOLD s
-        while len(line) < 2:
+        while len(line) < 2 and not ran.is_set():
             time.sleep(0.01)
         time.sleep(HOLD)
         released.append(time.perf_counter())
@@ -53,7 +54,10 @@ def test_a_run_waits_for_its_turn(session):
 
     holder = threading.Thread(target=hold)
     holder.start()
-    at.button(key="generate").click().run()
+    try:
+        at.button(key="generate").click().run()
+    finally:
+        ran.set()
     ended = time.perf_counter()
     holder.join()
     trace = at.session_state["trace"]
