@@ -153,3 +153,26 @@ def test_a_blank_prompt_is_refused_on_the_page_before_the_run_queues(monkeypatch
     assert not at.exception
     assert [e.value for e in at.error] == ["The prompt is empty: write one in the sidebar's Prompt box, or pick a "
                                            "ready-made prompt above it."]
+
+
+@pytest.mark.parametrize("page, toggle, button, what", [
+    ("pages/generate.py", "race_view", "race", "race"),
+    ("pages/speedup.py", None, "run_sweep", "γ sweep"),
+])
+def test_work_that_compares_with_the_target_alone_needs_a_drafter_and_says_so_before_it_queues(
+        monkeypatch, page, toggle, button, what):
+    from pages.ui import models
+
+    def queued():
+        raise AssertionError("a run with no drafter queued for the decoder")
+
+    monkeypatch.setattr(models, "exclusive", queued)
+    at = AppTest.from_file(APP, default_timeout=MODEL_TIMEOUT)
+    at.run()
+    at.selectbox(key="drafter").set_value("none").run()
+    at.switch_page(page).run()
+    if toggle:
+        at.toggle(key=toggle).set_value(True).run()
+    at.button(key=button).click().run()
+    assert not at.exception
+    assert f"the {what} needs a drafter: pick one other than 'none' in the sidebar" in [e.value for e in at.error]

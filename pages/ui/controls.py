@@ -297,6 +297,13 @@ def prompt() -> str:
     return text
 
 
+def needs_drafter(what: str) -> None:
+    """Refuse, before a run queues for its turn, work that compares speculative decoding with the target alone
+    while the sidebar picks no drafter."""
+    if models().drafter == "none":
+        raise SpecvizError(f"the {what} needs a drafter: pick one other than 'none' in the sidebar")
+
+
 def models() -> ModelSpec:
     """The chosen pair and drafter; raises SpecvizError for a custom pair with no target."""
     k = st.session_state[KEPT]

@@ -98,10 +98,9 @@ def runs_with_progress(what: str, total: int, work: Callable[..., Iterable], arg
     results, waited = [], 0.0
     try:
         arguments = args()   # invalid ones are refused here, before the run queues
+        controls.needs_drafter(what)
         with exclusive() as turn:
             waited = turn.waited
-            if turn.models.drafter == "none":
-                raise SpecvizError(f"the {what} needs a drafter: pick one other than 'none' in the sidebar")
             with closing(turn.request(work, *arguments)) as request:
                 for result in request:
                     results.append(result)

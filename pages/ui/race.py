@@ -66,9 +66,8 @@ def measured() -> Study | None:
                 state.ran_on("comparison") == ran_on:
             return state.study("comparison")
         _, settings, prompt = ran_on
+        controls.needs_drafter("race")
         with models.exclusive() as turn:
-            if turn.models.drafter == "none":
-                raise SpecvizError("the race needs a drafter: pick one other than 'none' in the sidebar")
             base = models.run_with_progress(turn, prompt, settings, "Running the target alone…", baseline=True)
             speculative = models.run_with_progress(turn, prompt, settings, "Running speculative decoding…")
             if base is None or speculative is None:
