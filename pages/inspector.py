@@ -4,6 +4,7 @@ import streamlit as st
 
 from pages.ui import controls, state
 from specviz import charts
+from specviz.charts.tree_mask import MAX_NODES as MASK_NODES
 from specviz.tree import is_chain
 
 TABS = 32   # a tree of more drafted nodes shows one node's p and q at a time, picked from a list
@@ -45,7 +46,11 @@ st.plotly_chart(charts.token_tree(it, root), key="tree")
 if it.drafts:
     with st.expander("The verify pass's attention mask"):
         st.markdown(charts.mask_note(it))
-        st.plotly_chart(charts.tree_mask(it, root), key="mask")
+        if len(it.drafts) <= MASK_NODES:
+            st.plotly_chart(charts.tree_mask(it, root), key="mask")
+        else:
+            st.caption(f"The grid of {len(it.drafts)} drafted nodes ({len(it.drafts) + 1} rows) is too large to "
+                       f"read: it is drawn for trees of up to {MASK_NODES} nodes.")
     st.plotly_chart(charts.acceptance_test(it), key="acceptance")
     names = charts.node_names(it)
 

@@ -57,7 +57,7 @@ tables.example_note("grid")
 if grid is not None:
     reference = grid.baseline.summary()
     st.markdown(f"Target alone, greedy: **{reference.tokens_per_s:.1f}** tokens/s; its output is the reference "
-                "BLEU scores against (save or load grids on the **Traces** page)")
+                "that BLEU is measured against (save or load grids on the **Traces** page)")
     tables.setup_caption(grid)
     st.dataframe(charts.grid_frame(grid))
     tables.show_spread(grid)

@@ -4,6 +4,7 @@ and the pages that show them (AppTest)."""
 from __future__ import annotations
 
 import json
+import sys
 from dataclasses import replace
 from pathlib import Path
 
@@ -142,7 +143,7 @@ def test_a_real_tree_run_draws(tiny_llama_dirs):
     charts.linked_view(trace).to_dict()
 
 
-def test_generate_and_inspector_show_the_tree(tree_trace):
+def test_generate_and_inspector_show_the_tree(tree_trace, monkeypatch):
     at = AppTest.from_file(APP, default_timeout=120)
     at.run()
     at.session_state["trace"] = tree_trace
@@ -160,6 +161,11 @@ def test_generate_and_inspector_show_the_tree(tree_trace):
     assert any("left after" in m.value for m in at.markdown)
     assert sum("Iteration 0: tree attention in the verify pass" in s for s in specs) == 1
     assert any("siblings share a position" in m.value for m in at.markdown)
+    mask = sys.modules["specviz.charts.tree_mask"]   # `charts.tree_mask` is the chart's function
+    monkeypatch.setattr(mask, "MAX_NODES", len(tree_trace.iterations[0].drafts) - 1)   # as a big tree would be
+    at.run()
+    assert not any("tree attention in the verify pass" in c.proto.spec for c in at.get("plotly_chart"))
+    assert any("is too large to read" in c.value for c in at.caption)
     at.switch_page("pages/table.py").run()
     assert not at.exception
     assert any("<th>Branches</th>" in h.proto.body for h in at.get("html"))
@@ -252,8 +258,10 @@ def test_a_quote_in_a_token_is_drawn_as_a_quote(tree_trace):
 
 
 def test_a_wide_draft_verify_table_scrolls_sideways_in_a_smaller_font():
-    """More than four depths do not fit the page's column at the usual size: the table scrolls inside its own box
-    and its font steps down; a short chain keeps the large one."""
-    wide, narrow = (charts.draft_verify_table(synthetic_trace(64, gamma=g, alpha=0.95)) for g in (8, 2))
+    """Drafts deeper than four do not fit the page's column at the usual size: the table scrolls inside its own box
+    and its font steps down; γ = 4 keeps the large one, whether or not an iteration accepted all four."""
+    wide, narrow, low = (charts.draft_verify_table(synthetic_trace(64, gamma=g, alpha=a))
+                         for g, a in ((8, 0.95), (4, 0.95), (4, 0.1)))
+    assert "font-size: 1.15rem" in low
     assert all(h.startswith('<div style="overflow-x: auto;">') for h in (wide, narrow))
     assert "font-size: 0.95rem" in wide and "font-size: 1.15rem" in narrow

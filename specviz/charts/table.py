@@ -113,8 +113,9 @@ def draft_verify_table(trace: Trace, paths: list[list[int]] | None = None, limit
         if trees:
             rows.append('<tr style="opacity: 0.7;"><th>Branches</th>' + "".join(
                 f"<td>{c.branches if c.draft else ''}</td>" for c in cells) + pad + "</tr>")
-    # a row wider than the page's column scrolls sideways; past 4 depths a smaller font shows more of it at once
-    size = "1.15rem" if width <= 4 else "0.95rem"
+    # a row wider than the page's column scrolls sideways; drafts deeper than 4 get a smaller font that shows more of
+    # a row at once (by the run's γ, so every table of one run has the same size, whatever its iterations accepted)
+    size = "1.15rem" if trace.settings.gamma <= 4 else "0.95rem"
     return (f'<div style="overflow-x: auto;"><table class="specviz-table" style="font-size: {size}; '
             'font-family: ui-monospace, monospace; border-collapse: separate; border-spacing: 4px 2px; '
             'white-space: nowrap;">'

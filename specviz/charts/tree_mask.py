@@ -23,15 +23,15 @@ HIDDEN, SEEN, KEPT = 0, 1, 2   # a cell: masked out; read; read by a position wh
 COLORS = {HIDDEN: "#ffffff", SEEN: "#7f7f7f", KEPT: ACCEPT_COLOR}
 CELL = 30   # pixels a row: the token names stay readable down the left
 SMALL_TICKS = 24   # past this many fed positions the names get a smaller font
+MAX_NODES = 64   # past this many drafted nodes the grid is too large to read: the page says so instead
 
 
 def mask_cells(iteration: Iteration) -> list[list[int]]:
     """[1 + n][2 + n] cells (rows: root, nodes; columns: prefix, root, nodes), each HIDDEN, SEEN or KEPT:
     `visibility` with the prefix as one cached position and the root as the one committed token fed first."""
-    seen = visibility(iteration.parents, past=1, lead=1)
+    seen = visibility(iteration.parents, past=1, lead=1).tolist()
     kept = {0} | {1 + i for i in iteration.path}   # the root and the accepted nodes, as rows
-    return [[KEPT if seen[r, c] and r in kept else SEEN if seen[r, c] else HIDDEN for c in range(seen.shape[1])]
-            for r in range(seen.shape[0])]
+    return [[KEPT if cell and r in kept else SEEN if cell else HIDDEN for cell in row] for r, row in enumerate(seen)]
 
 
 def _relation(row: int, col: int, above: list[list[bool]]) -> str:
@@ -88,7 +88,7 @@ def mask_note(iteration: Iteration) -> str:
           f"{n} drafted {'node' if n == 1 else 'nodes'}. A filled cell is attention allowed; an empty one is masked."
     if is_chain(iteration.parents):
         return (f"{fed} In a chain each draft reads every draft before it: the usual causal mask, so one pass "
-                f"scores all {n} at once. Green rows are the {kept} kept.")
+                f"scores all {n} at once. Green rows are the root's and the {kept} kept drafts'.")
     return (f"{fed} A node at depth d sits at position t+d and reads the prefix, the root, its ancestors and "
             f"itself, never a sibling's branch: siblings share a position, and each node's p is what the target "
-            f"would give its path fed alone. Green rows are the accepted path ({kept} of {n}).")
+            f"would give its path fed alone. Green rows are the root's and the accepted path's ({kept} of {n}).")
