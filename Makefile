@@ -64,7 +64,7 @@ run: setup
 
 test: setup-test browser
 	$(PY) -m ruff check .
-	$(PY) -m pytest -n auto --dist loadgroup -m 'not serial'
+	$(PY) -m pytest -n auto --dist loadgroup -m 'not serial' --durations=15
 	$(PY) -m pytest -m serial
 
 lint: setup-test
