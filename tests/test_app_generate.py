@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -135,24 +136,35 @@ def test_a_run_that_fails_shows_its_error_and_is_not_called_stopped_after(monkey
     assert not any(w.value.startswith("Stopped") for w in at.warning)
 
 
-@pytest.mark.parametrize("page, button", [("pages/generate.py", "generate"), ("pages/speedup.py", "run_sweep")])
-def test_a_blank_prompt_is_refused_on_the_page_before_the_run_queues(monkeypatch, page, button):
-    """A blank prompt says where to write one, and takes no turn on the decoder process (where it would wait behind
-    other visitors' runs only to be refused)."""
+def refused_before_it_queues(monkeypatch, page: str, button: str, sidebar: Callable[[AppTest], None],
+                             toggle: str | None = None) -> list[str]:
+    """The errors `page` shows when `button` is pressed after `sidebar(at)` set the sidebar (and `toggle` is on),
+    failing if the run took a turn on the decoder process, where it would wait behind other visitors' runs
+    only to be refused."""
     from pages.ui import models
 
     def queued():
-        raise AssertionError("a blank prompt queued for the decoder")
+        raise AssertionError("the run queued for the decoder")
 
     monkeypatch.setattr(models, "exclusive", queued)
     at = AppTest.from_file(APP, default_timeout=MODEL_TIMEOUT)
     at.run()
-    at.text_area(key="prompt").set_value("  \n ").run()
+    sidebar(at)
     at.switch_page(page).run()
+    if toggle:
+        at.toggle(key=toggle).set_value(True).run()
     at.button(key=button).click().run()
     assert not at.exception
-    assert [e.value for e in at.error] == ["The prompt is empty: write one in the sidebar's Prompt box, or pick a "
-                                           "ready-made prompt above it."]
+    return [e.value for e in at.error]
+
+
+@pytest.mark.parametrize("page, button", [("pages/generate.py", "generate"), ("pages/speedup.py", "run_sweep")])
+def test_a_blank_prompt_is_refused_on_the_page_before_the_run_queues(monkeypatch, page, button):
+    """A blank prompt says where to write one."""
+    errors = refused_before_it_queues(monkeypatch, page, button,
+                                      lambda at: at.text_area(key="prompt").set_value("  \n ").run())
+    assert errors == ["The prompt is empty: write one in the sidebar's Prompt box, or pick a ready-made prompt "
+                      "above it."]
 
 
 @pytest.mark.parametrize("page, toggle, button, what", [
@@ -161,18 +173,6 @@ def test_a_blank_prompt_is_refused_on_the_page_before_the_run_queues(monkeypatch
 ])
 def test_work_that_compares_with_the_target_alone_needs_a_drafter_and_says_so_before_it_queues(
         monkeypatch, page, toggle, button, what):
-    from pages.ui import models
-
-    def queued():
-        raise AssertionError("a run with no drafter queued for the decoder")
-
-    monkeypatch.setattr(models, "exclusive", queued)
-    at = AppTest.from_file(APP, default_timeout=MODEL_TIMEOUT)
-    at.run()
-    at.selectbox(key="drafter").set_value("none").run()
-    at.switch_page(page).run()
-    if toggle:
-        at.toggle(key=toggle).set_value(True).run()
-    at.button(key=button).click().run()
-    assert not at.exception
-    assert f"the {what} needs a drafter: pick one other than 'none' in the sidebar" in [e.value for e in at.error]
+    errors = refused_before_it_queues(monkeypatch, page, button,
+                                      lambda at: at.selectbox(key="drafter").set_value("none").run(), toggle)
+    assert f"the {what} needs a drafter: pick one other than 'none' in the sidebar" in errors
