@@ -74,15 +74,6 @@ def save_tiny_t5(path, seed: int, scale: float = 0.3) -> None:
     save_tiny_tokenizer(path)
 
 
-def pytest_collection_modifyitems(items) -> None:
-    """With pytest-xdist's `--dist loadgroup` (make test), each module runs on one worker, so its module
-    fixtures (a model, a server) are built once; the browser modules share one worker, so the timings
-    they check never compete with another browser."""
-    for item in items:
-        name = item.module.__name__
-        item.add_marker(pytest.mark.xdist_group("browser" if name.startswith("test_browser") else name))
-
-
 @pytest.fixture(scope="session")
 def embedded():
     return load_model()
