@@ -110,11 +110,12 @@ def copy_counts(drafter: Drafter, answers: list[tuple[list[int], list[int]]]) ->
 
 
 def size_for(target: LoadedModel, drafter: Drafter) -> Sizing:
-    """Measure (once) and choose the tree size for this target, drafter and machine. A kept verify-cost curve
-    is checked against a one-token pass timed now (`verify_cost.stale`, once per process)."""
-    kept = verify_cost.stored(verify_cost.Setup.of(target))
-    sizing = tree_size.choose(calibrate(target, drafter), kept or verify_cost.cached(target))
-    return replace(sizing, now=verify_cost.one_token_now(target)) if kept else sizing
+    """Measure (once: `measuring`) and choose the tree size for this target, drafter and machine. A curve kept by
+    an earlier process is checked against a one-token pass timed now (`verify_cost.stale`, once per process)."""
+    for _ in measuring(target, drafter):
+        pass
+    sizing = tree_size.choose(calibrate(target, drafter), verify_cost.cached(target))
+    return replace(sizing, now=verify_cost.one_token_now(target))
 
 
 def forget(target: LoadedModel, drafter: Drafter) -> list[Path]:
@@ -170,8 +171,10 @@ def warnings(sizing: Sizing) -> list[str]:
 def measuring(target: LoadedModel, drafter: Drafter) -> Iterator[str]:
     """A pair's first sizing, step by step: each step is said before it is measured (a minute or two on a CPU,
     once), so a page can show what it waits for; nothing is said where both are kept. `size_for` then reads
-    them back."""
-    sizable(target)
+    them back. A target whose cache cannot verify the token trees a sizing times is refused first."""
+    if target.is_encoder_decoder:
+        raise SpecvizError(f"{target.name} is an encoder-decoder model: the auto size and the adaptive length "
+                           "measure token trees, which need a decoder-only target; turn both off and draft a chain")
     if verify_cost.stored(verify_cost.Setup.of(target)) is None:
         yield (f"Timing the target's passes over 1 to {max(verify_cost.SIZES)} new tokens (once for this model, "
                "device, dtype and thread count)…")
@@ -180,13 +183,6 @@ def measuring(target: LoadedModel, drafter: Drafter) -> Iterator[str]:
         yield (f"Drafting greedy answers to {len(CALIBRATION)} short prompts for the drafter's acceptance by depth "
                "and rank (once for this pair)…")
         calibrate(target, drafter)
-
-
-def sizable(target: LoadedModel) -> None:
-    """Refuse a target whose cache cannot verify the token trees a sizing times."""
-    if target.is_encoder_decoder:
-        raise SpecvizError(f"{target.name} is an encoder-decoder model: the auto size and the adaptive length "
-                           "measure token trees, which need a decoder-only target; turn both off and draft a chain")
 
 
 @dataclass(frozen=True)
@@ -210,7 +206,6 @@ def prepare(target: LoadedModel, drafter: Drafter | None, settings: DecodeSettin
     policy's prior and costs. Anything else as it is."""
     if not sizes(drafter, settings):
         return Prepared(settings)
-    sizable(target)
     sizing = size_for(target, drafter)
     if settings.auto_size and settings.adaptive:
         return Prepared(replace(settings, gamma=max(tree_size.DEPTHS), branches=max(tree_size.BRANCHES),

@@ -385,10 +385,11 @@ def test_an_encoder_decoder_pair_is_told_to_draft_a_chain_before_anything_is_mea
     from specviz.errors import SpecvizError
     from specviz.sizing import prepare
 
-    def measured(*args):
+    def measured(*args, **kwargs):
         raise AssertionError("the pair was measured")
 
-    monkeypatch.setattr(sizing, "size_for", measured)
+    monkeypatch.setattr(sizing, "calibrate", measured)
+    monkeypatch.setattr(verify_cost, "measure", measured)
     target, drafter = (load_model(str(d)) for d in tiny_t5_dirs)
     chain = DecodeSettings(gamma=3, auto_size=False, adaptive=False)
     for settings in (replace(chain, auto_size=True), replace(chain, adaptive=True)):
