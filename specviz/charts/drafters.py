@@ -125,10 +125,9 @@ def drafters_chart(study: Study) -> go.Figure:
     speedups = sum(t.type == "bar" for t in fig.data)
     fig.update_xaxes(showticklabels=False, range=[-0.65, speedups - 0.35], row=1, col=3)
     fig.add_hline(y=1.0, line_dash="dot", line_color=NEUTRAL, row=1, col=3)
-    fig.update_layout(margin=MARGIN, bargap=0.1)
-    layout(fig, f"Drafters side by side at γ = {gamma}", height=HEIGHT, uniformtext={"minsize": 12, "mode": "show"})
-    fig.update_layout(legend={"yref": "container", "y": LEGEND_TOP / HEIGHT, "yanchor": "top"})
-    return fig
+    return layout(fig, f"Drafters side by side at γ = {gamma}", height=HEIGHT, margin=MARGIN,
+                  legend={"yref": "container", "y": LEGEND_TOP / HEIGHT, "yanchor": "top"}, bargap=0.1,
+                  uniformtext={"minsize": 12, "mode": "show"})
 
 
 def ink_on(color: str) -> str:

@@ -61,11 +61,9 @@ def pq_bars(step: DraftStep) -> go.Figure:
     ratio = f"  p/q={r}" if (r := ratio_text(step)) else ""
     # two lines, each short enough for a 500 px chart (a 1024 px screen with the sidebar open)
     title = f"Position {step.position}: drafted '{show_token(step.token)}'<br>p={step.p:.3g}  q={step.q:.3g}{ratio}"
-    fig.update_layout(margin={"t": 140, "b": 110})
-    layout(fig, title, height=490)
     # Rotated token labels fill the space under the plot: the legend goes above it, on the right.
-    fig.update_layout(legend={"orientation": "h", "y": 1.0, "yanchor": "bottom", "x": 1, "xanchor": "right"})
-    return fig
+    return layout(fig, title, height=490, margin={"t": 140, "b": 110},
+                  legend={"y": 1.0, "yanchor": "bottom", "x": 1, "xanchor": "right"})
 
 
 def acceptance_test(iteration: Iteration) -> go.Figure:
@@ -100,12 +98,12 @@ def acceptance_test(iteration: Iteration) -> go.Figure:
                      "p(x̃): the target's probability of the drafted token")
     fig.update_yaxes(autorange="reversed", title_text="depth: drafted token")
     rows = 60 * max(1, len(steps))
-    fig.update_layout(margin={"r": 170, "b": 100}, showlegend=lossless)   # a lone bar's legend would repeat the axis
     rule = steps[0].rule if steps else ""
-    layout(fig, "Acceptance test: accept while u ≤ min(1, p/q)" if lossless else
-           f"Acceptance test, {rule_name(rule)}: {RULE_TESTS[rule]}" if steps else "Acceptance test",
-           height=180 + rows)
-    return fig.update_layout(legend={"y": -60 / rows})   # below the axis title, whatever the number of rows
+    return layout(fig, "Acceptance test: accept while u ≤ min(1, p/q)" if lossless else
+                  f"Acceptance test, {rule_name(rule)}: {RULE_TESTS[rule]}" if steps else "Acceptance test",
+                  height=180 + rows, margin={"r": 170, "b": 100},
+                  legend={"y": -60 / rows},   # below the axis title, whatever the number of rows
+                  showlegend=lossless)   # a lone bar's legend would repeat the axis
 
 
 def residual_bars(step: DraftStep, sampled: FinalToken | None) -> go.Figure:
@@ -125,10 +123,9 @@ def residual_bars(step: DraftStep, sampled: FinalToken | None) -> go.Figure:
     fig.add_bar(x=labels, y=top.probs, marker_color=RESIDUAL_COLOR, name="after normalising",
                 marker_line_width=line, marker_line_color="#000000", row=1, col=2)
     fig.update_xaxes(tickangle=-35)
-    fig.update_layout(showlegend=False, margin={"t": 110, "b": 110})
     token = show_token(sampled.token) if sampled else "?"
     return layout(fig, f"Residual at position {step.position}:<br>the correction '{token}' is drawn from it",
-                  height=490)
+                  height=490, margin={"t": 110, "b": 110}, showlegend=False)
 
 
 def final_bars(final: FinalToken) -> go.Figure:
@@ -142,9 +139,9 @@ def final_bars(final: FinalToken) -> go.Figure:
     fig.add_bar(x=labels, y=top.probs, marker_color=P_COLOR, name=f"p ({final.sampled_from})",
                 marker_line_width=[MARK["width"] if i == final.token_id else 0 for i in top.ids],
                 marker_line_color="#000000")
-    fig.update_layout(yaxis_title="probability", xaxis_tickangle=-35, margin={"b": 110})
     how = "taken as" if greedy else "drawn from"
-    return layout(fig, f"{final.kind.capitalize()} token '{show_token(final.token)}' {how} {final.sampled_from}")
+    return layout(fig, f"{final.kind.capitalize()} token '{show_token(final.token)}' {how} {final.sampled_from}",
+                  margin={"b": 110}, yaxis_title="probability", xaxis_tickangle=-35)
 
 
 def iteration_heading(iteration: Iteration) -> str:

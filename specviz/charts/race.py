@@ -115,10 +115,8 @@ def race_chart(study: Study) -> go.Figure:
                        f"<b>{speedup:.2f}×</b> the target alone's tokens/s{spread}",
                        font={"size": 18, "color": "#111111"}, bgcolor="white")
     # the legend's four entries stack at a narrow width: room for them under the axis title
-    fig.update_layout(margin={"b": 190})
-    layout(fig, "Tokens over time", height=560, xaxis_title="seconds since the run started",
-           yaxis_title="tokens committed")
-    return fig.update_layout(legend={"y": -0.25})
+    return layout(fig, "Tokens over time", height=560, margin={"b": 190}, legend={"y": -0.25},
+                  xaxis_title="seconds since the run started", yaxis_title="tokens committed")
 
 
 def agreement(study: Study) -> tuple[bool, str]:

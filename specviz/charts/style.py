@@ -49,13 +49,14 @@ NEUTRAL = "#999999"
 FONT_SIZE = 18
 
 
-def layout(fig: go.Figure, title: str, height: int = 420, **kwargs) -> go.Figure:
-    """The shared look: large fonts, white background, legend under the plot (clear of all titles)."""
-    margin = {"l": 60, "r": 20, "t": 80, "b": 60, **fig.layout.margin.to_plotly_json()}
+def layout(fig: go.Figure, title: str, height: int = 420, margin: dict | None = None, legend: dict | None = None,
+           **kwargs) -> go.Figure:
+    """The shared look: large fonts, white background, legend under the plot (clear of all titles); `margin` and
+    `legend` change what a chart needs of them."""
     fig.update_layout(
         title={"text": title, "font": {"size": FONT_SIZE + 4}}, height=height, template="plotly_white",
-        font={"size": FONT_SIZE}, margin=margin,
-        legend={"orientation": "h", "yanchor": "top", "y": -0.22, "xanchor": "left", "x": 0},
+        font={"size": FONT_SIZE}, margin={"l": 60, "r": 20, "t": 80, "b": 60, **(margin or {})},
+        legend={"orientation": "h", "yanchor": "top", "y": -0.22, "xanchor": "left", "x": 0, **(legend or {})},
         **kwargs)
     # Streamlit's chart theme sizes ticks and legends itself (13.5 px on a projector): ours, unless a chart set its own.
     for axis in [*fig.select_xaxes(), *fig.select_yaxes()]:

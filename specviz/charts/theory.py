@@ -71,9 +71,7 @@ def marker_size(bars: int) -> int:
 def toy_look(fig: go.Figure, title: str, labels: list[str]) -> go.Figure:
     """The shared look, with every token a tick and the legend in the bottom margin (the plots of the two charts
     side by side line up)."""
-    fig.update_layout(margin=MARGIN, bargap=BARGAP)
     fig.update_xaxes(tickmode="array", tickvals=list(range(len(labels))), ticktext=labels,
                      range=[-0.5, len(labels) - 0.5])
-    layout(fig, title, height=HEIGHT)
-    fig.update_layout(legend={"yref": "container", "y": LEGEND_TOP / HEIGHT, "yanchor": "top"})
-    return fig
+    return layout(fig, title, height=HEIGHT, margin=MARGIN,
+                  legend={"yref": "container", "y": LEGEND_TOP / HEIGHT, "yanchor": "top"}, bargap=BARGAP)

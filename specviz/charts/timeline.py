@@ -39,9 +39,8 @@ def timeline(trace: Trace) -> go.Figure:
                     legendgroup="tokens", row=2, col=1)
     fig.update_layout(barmode="stack")
     fig.update_xaxes(title_text="iteration", row=2, col=1)
-    layout(fig, "Iteration timeline", height=520)
-    fig.update_layout(legend={"orientation": "v", "x": 1.02, "y": 1, "xanchor": "left", "yanchor": "top"})
-    return fig
+    return layout(fig, "Iteration timeline", height=520,
+                  legend={"orientation": "v", "x": 1.02, "y": 1, "xanchor": "left", "yanchor": "top"})
 
 
 def _verify_name(trace: Trace) -> str:

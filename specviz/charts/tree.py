@@ -259,9 +259,8 @@ def token_tree(iteration: Iteration, root: str = "") -> go.Figure:
     title = (f"Iteration {iteration.index}: the token {shape}, {len(iteration.drafts)} drafted, "
              f"{iteration.accepted} accepted")
     height = 190 + (ROW_HEIGHT if rows <= 12 else CROWDED_ROW_HEIGHT) * rows
-    layout(fig, title, height=int(height), hoverlabel={"font": {"size": 16}})
-    fig.update_layout(legend={"yref": "container", "y": 0, "yanchor": "bottom"}, margin={"b": 110})
-    return fig
+    return layout(fig, title, height=int(height), margin={"b": 110},
+                  legend={"yref": "container", "y": 0, "yanchor": "bottom"}, hoverlabel={"font": {"size": 16}})
 
 
 def rejection_points(iteration: Iteration) -> list[int]:
@@ -326,7 +325,6 @@ def residual_sequence(iteration: Iteration, parent: int = ROOT) -> go.Figure:
     fig.update_xaxes(tickangle=-35)
     fig.update_yaxes(range=[0, 1], title_text="probability", col=1)
     fig.update_annotations(font_size=15)
-    fig.update_layout(showlegend=False, margin={"t": 150, "b": 110})
     where = "the root" if parent == ROOT else f"'{show_token(iteration.drafts[parent].token)}'"
     return layout(fig, f"Children of {where} tried in turn:<br>what is left after each rejection",
-                  height=150 + 380 * rows)
+                  height=150 + 380 * rows, margin={"t": 150, "b": 110}, showlegend=False)

@@ -75,10 +75,8 @@ def tree_mask(iteration: Iteration, root: str) -> go.Figure:
     fig.update_yaxes(tickvals=list(range(len(rows))), ticktext=rows, autorange="reversed", showgrid=False,
                      tickfont={"size": tick} if tick else None, title="fed position")
     kind = "causal" if is_chain(iteration.parents) else "tree"
-    layout(fig, f"Iteration {iteration.index}: {kind} attention in the verify pass",
-           height=220 + CELL * len(rows), plot_bgcolor="#eeeeee")
-    fig.update_layout(margin={"t": 60, "l": 160, "b": 140})
-    return fig
+    return layout(fig, f"Iteration {iteration.index}: {kind} attention in the verify pass",
+                  height=220 + CELL * len(rows), margin={"t": 60, "l": 160, "b": 140}, plot_bgcolor="#eeeeee")
 
 
 def mask_note(iteration: Iteration) -> str:
