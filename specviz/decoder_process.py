@@ -95,7 +95,7 @@ class DecoderProcess:
                 on_status: Callable[[str | None], None] | None = None) -> Request:
         """Start `work(target, drafter, *args)` in the decoder process; the caller holds a turn (`turns`).
         `on_status` hears what the process is loading, and None once the models are ready."""
-        if not self.turns.locked():
+        if not self.turns.held():
             raise RuntimeError("hold a turn (DecoderProcess.turns) while a request runs")
         self._ensure_started()
         try:

@@ -19,7 +19,7 @@ class Turns:
         self._changed = threading.Condition()
         self._numbers = itertools.count()
         self._line: list[int] = []
-        self._mine = threading.local()   # the ticket `with turns:` took in this thread
+        self._mine = threading.local()   # the ticket whose turn came in this thread
 
     def take(self) -> int:
         """A ticket at the end of the line."""
@@ -36,23 +36,29 @@ class Turns:
     def wait(self, ticket: int, timeout: float | None = None) -> bool:
         """Whether the ticket's turn has come, waiting for it up to `timeout` seconds (None: as long as it takes)."""
         with self._changed:
-            return self._changed.wait_for(lambda: self._line[0] == ticket, timeout)
+            came = self._changed.wait_for(lambda: self._line[0] == ticket, timeout)
+        if came:
+            self._mine.ticket = ticket
+        return came
 
     def leave(self, ticket: int) -> None:
         """The ticket leaves the line: its run is done, or it gave up waiting. The next one's turn may come."""
         with self._changed:
             self._line.remove(ticket)
             self._changed.notify_all()
+        if getattr(self._mine, "ticket", None) == ticket:
+            del self._mine.ticket
 
     def __len__(self) -> int:
         """How many tickets are in line, the one holding the turn included."""
         with self._changed:
             return len(self._line)
 
-    def locked(self) -> bool:
-        """Whether a turn is held (or about to be taken by the first ticket in line)."""
+    def held(self) -> bool:
+        """Whether this thread holds the turn: its ticket's wait came true, and it has not left the line."""
+        ticket = getattr(self._mine, "ticket", None)
         with self._changed:
-            return bool(self._line)
+            return ticket is not None and bool(self._line) and self._line[0] == ticket
 
     def __enter__(self) -> int:
         ticket = self.take()
@@ -61,7 +67,6 @@ class Turns:
         except BaseException:
             self.leave(ticket)
             raise
-        self._mine.ticket = ticket
         return ticket
 
     def __exit__(self, *exc) -> None:

@@ -43,17 +43,17 @@ def test_a_waiter_wakes_when_its_turn_comes_not_before():
     thread = threading.Thread(target=visitor)
     thread.start()
     started.wait()
-    assert not served and line.locked()
+    assert not served and len(line) == 2
     line.leave(running)
     thread.join()
-    assert served == [1] and not line.locked()
+    assert served == [1] and len(line) == 0
 
 
 def test_with_waits_for_a_turn_and_an_interrupted_wait_leaves_the_line():
     line = Turns()
     with line:
-        assert len(line) == 1 and line.locked()
-    assert len(line) == 0
+        assert len(line) == 1 and line.held()
+    assert len(line) == 0 and not line.held()
 
     class Interrupted(Exception):
         pass
@@ -67,3 +67,18 @@ def test_with_waits_for_a_turn_and_an_interrupted_wait_leaves_the_line():
     with pytest.raises(Interrupted), line:
         pass
     assert len(line) == 1 and line.ahead(running) == 0
+
+
+def test_only_the_thread_whose_turn_came_holds_it():
+    line = Turns()
+    first, second = line.take(), line.take()
+    assert not line.held()   # tickets in line, but no wait of this thread came true yet
+    assert line.wait(first, timeout=0) and line.held()
+    elsewhere = []
+    other = threading.Thread(target=lambda: elsewhere.append(line.held()))
+    other.start()
+    other.join()
+    assert elsewhere == [False]   # another visitor's thread, while this one runs
+    line.leave(first)
+    assert not line.held()
+    assert line.wait(second, timeout=0) and line.held()
