@@ -12,7 +12,7 @@ from vega_expression import evaluate
 from vega_spec import units
 
 from specviz import charts, load_trace, theory
-from specviz.charts.explorer import MAX_GAMMA
+from specviz.charts.explorer import LEFT_FROM, MAX_GAMMA, measured_frame
 
 ALPHAS = [0.0, 0.01, 0.3, 0.5, 0.8, 0.95, 0.99, 0.999, 1.0]
 COSTS = [0.0, 0.05, 0.3, 1.0]
@@ -125,3 +125,27 @@ def test_a_drafter_with_no_forward_pass_is_marked_at_c_zero():
 def test_the_optimal_gamma_says_when_the_best_drawn_is_not_the_optimum(explorer_spec, c, block, best, label):
     (text,) = [e for e in calculations(explorer_spec)["label"] if "γ*" in e]
     assert evaluate(text, {"c": c, "block": block, "datum.gamma": best}) == label
+
+
+def test_the_diamonds_label_sits_on_the_side_its_curve_leaves_clear():
+    """Beside the diamond its label spans the next γ (the one before, for a diamond in the right half): the label
+    goes below the point where the trace's curve is higher there, above where it is lower."""
+    trace = make_trace()
+    s = trace.summary()
+    curves = {"E": lambda g: theory.expected_tokens(s.alpha, g),
+              "S": lambda g: theory.walltime_improvement(s.alpha, g, s.c)}
+    below = {"E": set(), "S": set()}
+    for gamma in range(1, MAX_GAMMA + 1):
+        trace.settings = replace(trace.settings, gamma=gamma)
+        frame = measured_frame(trace)
+        own = frame[frame["own"]].iloc[0]
+        beside = gamma + 1 if gamma <= LEFT_FROM else gamma - 1
+        for field, curve in curves.items():
+            assert own[f"{field}_above"] == (curve(beside) >= curve(gamma))
+            below[field] |= {gamma} if own[f"{field}_above"] else set()
+    assert below["E"] == set(range(1, LEFT_FROM + 1))   # E rises everywhere: below on the right, above on the left
+    assert 1 in below["S"] and LEFT_FROM not in below["S"]   # S rises to its optimal γ, then falls
+    spec = charts.theory_explorer(trace).to_dict()
+    filters = {step["filter"] for unit in units(spec) for step in unit.get("transform", []) if "filter" in step}
+    assert {f"(!(datum.gamma > {LEFT_FROM})) && (datum.E_above)",
+            f"(datum.gamma > {LEFT_FROM}) && (!(datum.S_above))"} <= filters

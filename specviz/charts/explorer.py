@@ -9,6 +9,8 @@ trace's measured α̂ and c are marked on both.
 
 from __future__ import annotations
 
+import itertools
+
 import altair as alt
 import pandas as pd
 
@@ -25,6 +27,7 @@ START = (0.8, 0.05, 4)   # where the α, c and marked-γ sliders start
 STAR = ("M0,-1L0.235,-0.324L0.951,-0.309L0.38,0.124L0.588,0.809L0,0.4L-0.588,0.809L-0.38,0.124L-0.951,-0.309"
         "L-0.235,-0.324Z")
 GAMMA_TICKS = list(range(2, MAX_GAMMA + 1, 2))
+LEFT_FROM = MAX_GAMMA // 2   # a diamond past this γ is labelled on its left, so the label stays in the plot
 
 
 def explorer_params(alpha: float, c: float, gamma: int, block: int) -> list[alt.Parameter]:
@@ -54,16 +57,21 @@ def marked_rule(channel: str, param: str, axis: dict) -> list[alt.Chart]:
             alt.Chart().mark_rule(color="#333333", strokeWidth=2, strokeDash=[6, 4]).encode(**datum)]
 
 
-def measured_marks(measured: pd.DataFrame, x: alt.X, y: alt.Y, text: alt.Text, right: str) -> list[alt.Chart]:
-    """A black diamond at the trace's own (x, y), labelled in black on a white halo: to its right, or to its left
-    where the expression `right` holds (a diamond in the right half, whose label would run out of the plot)."""
+def measured_marks(measured: pd.DataFrame, x: alt.X, y: alt.Y, text: alt.Text, right: str,
+                   below: str = "false") -> list[alt.Chart]:
+    """A black diamond at the trace's own (x, y), labelled in black on a white halo: above and to its right, to
+    its left where the expression `right` holds (a diamond in the right half, whose label would run out of the
+    plot), below where `below` holds (the trace's curve rises above the point on the label's side)."""
     own = alt.Chart(measured).transform_filter("datum.own")
     marks = [own.mark_point(shape="diamond", size=300, filled=True, color="#000000", stroke="#ffffff", strokeWidth=2,
                             opacity=1).encode(x=x, y=y)]
-    for align, dx, where in (("left", 14, f"!({right})"), ("right", -14, right)):
-        words = {"align": align, "dx": dx, "dy": -14, "fontSize": FONT_SIZE - 2, "fontWeight": "bold"}
-        marks += [own.transform_filter(where).mark_text(**words, color=ink, stroke=ink, strokeWidth=width).encode(
-            x=x, y=y, text=text) for ink, width in (("#ffffff", 4), ("#000000", 0))]
+    for (align, dx, side), (baseline, dy, level) in itertools.product(
+            (("left", 14, f"!({right})"), ("right", -14, right)), (("bottom", -8, f"!({below})"), ("top", 8, below))):
+        words = {"align": align, "dx": dx, "baseline": baseline, "dy": dy, "fontSize": FONT_SIZE - 2,
+                 "fontWeight": "bold"}
+        marks += [own.transform_filter(f"({side}) && ({level})").mark_text(
+            **words, color=ink, stroke=ink, strokeWidth=width).encode(x=x, y=y, text=text)
+            for ink, width in (("#ffffff", 4), ("#000000", 0))]
     return marks
 
 
@@ -83,7 +91,8 @@ def curve(base: alt.Chart, field: str, color: str, title: str, measured: pd.Data
                   x=x, y=alt.value(HEIGHT - 6), text="label:N")]
     if measured is not None:
         layers += [alt.Chart(measured).mark_line(color="#000000", strokeWidth=2, strokeDash=[2, 3]).encode(x=x, y=y),
-                   *measured_marks(measured, x, y, alt.value("this trace"), f"datum.gamma > {MAX_GAMMA // 2}")]
+                   *measured_marks(measured, x, y, alt.value("this trace"), f"datum.gamma > {LEFT_FROM}",
+                                   f"datum.{field}_above")]
     return alt.layer(*layers)
 
 
@@ -168,10 +177,14 @@ def measured_frame(trace: Trace | None) -> pd.DataFrame | None:
     own = min(trace.settings.gamma, MAX_GAMMA)
     c = 0.0 if no_pass else summary.c
     label = f"this trace: α̂ = {summary.alpha:.2f}, c = {c:.2f}"
-    return pd.DataFrame([{"gamma": g, "alpha": summary.alpha, "own": g == own, "label": label,
-                          "E": theory.expected_tokens(summary.alpha, theory.drafted(g, trace.block)),
-                          "S": theory.walltime_improvement(summary.alpha, g, c, trace.block)}
-                         for g in range(1, MAX_GAMMA + 1)])
+    frame = pd.DataFrame([{"gamma": g, "alpha": summary.alpha, "own": g == own, "label": label,
+                           "E": theory.expected_tokens(summary.alpha, theory.drafted(g, trace.block)),
+                           "S": theory.walltime_improvement(summary.alpha, g, c, trace.block)}
+                          for g in range(1, MAX_GAMMA + 1)])
+    beside = own - 1 if own > LEFT_FROM else own + 1   # the γ under the diamond's label (`measured_marks`)
+    for field in ("E", "S"):   # the curve passes above the diamond under its label: the label goes below it
+        frame[f"{field}_above"] = bool(frame[field][beside - 1] >= frame[field][own - 1])
+    return frame
 
 
 def theory_explorer(trace: Trace | None = None) -> alt.VConcatChart:
