@@ -23,7 +23,7 @@ from specviz import theory
 from specviz.charts.inspector import acceptance_test, final_bars, pq_bars, residual_bars
 from specviz.charts.run_settings import draft_shape, picking
 from specviz.charts.speedup import speedup_chart
-from specviz.charts.style import INK, show_token
+from specviz.charts.style import INK, scrolling, show_token
 from specviz.charts.text import token_span
 from specviz.charts.tree import (
     confidence_stop,
@@ -79,8 +79,8 @@ def _table(head: list[str], rows: list[list[str]]) -> str:
         return "<tr>" + "".join(f'<{tag} style="{CELL_CSS}">{c}</{tag}>' for c in cells) + "</tr>"
 
     more = f"<p>… and {len(rows) - MAX_ROWS} more</p>" if len(rows) > MAX_ROWS else ""
-    return (f'<div style="overflow-x: auto;"><table style="{TABLE_CSS}">{row(head, "th")}'
-            f'{"".join(row(r, "td") for r in rows[:MAX_ROWS])}</table></div>{more}')
+    return scrolling(f'<table style="{TABLE_CSS}">{row(head, "th")}'
+                     f'{"".join(row(r, "td") for r in rows[:MAX_ROWS])}</table>') + more
 
 
 def _first_rejected(it: Iteration) -> DraftStep | None:

@@ -75,6 +75,11 @@ def range_bars(middles: list[float | None], lows: list[float | None], highs: lis
             "arrayminus": [m - lo if k else 0.0 for m, lo, k in zip(middles, lows, known)]}
 
 
+def scrolling(table: str) -> str:
+    """An HTML table that scrolls sideways where the page's column is narrower than it."""
+    return f'<div style="overflow-x: auto;">{table}</div>'
+
+
 def show_token(token: str) -> str:
     """A token as a readable label: visible spaces and newlines."""
     return token.replace("\n", "↵").replace(" ", "␣") or "∅"

@@ -16,7 +16,7 @@ from __future__ import annotations
 import html
 from dataclasses import dataclass
 
-from specviz.charts.style import INK, KINDS, show_token
+from specviz.charts.style import INK, KINDS, scrolling, show_token
 from specviz.trace import Iteration, Trace
 from specviz.tree import children, is_chain
 
@@ -116,7 +116,6 @@ def draft_verify_table(trace: Trace, paths: list[list[int]] | None = None, limit
     # a row wider than the page's column scrolls sideways; drafts deeper than 4 get a smaller font that shows more of
     # a row at once (by the run's γ, so every table of one run has the same size, whatever its iterations accepted)
     size = "1.15rem" if trace.settings.gamma <= 4 else "0.95rem"
-    return (f'<div style="overflow-x: auto;"><table class="specviz-table" style="font-size: {size}; '
-            'font-family: ui-monospace, monospace; border-collapse: separate; border-spacing: 4px 2px; '
-            'white-space: nowrap;">'
-            f"<tr><th></th><th>depth</th>{head}</tr>{''.join(rows)}</table></div>")
+    return scrolling(f'<table class="specviz-table" style="font-size: {size}; '
+                     'font-family: ui-monospace, monospace; border-collapse: separate; border-spacing: 4px 2px; '
+                     f'white-space: nowrap;"><tr><th></th><th>depth</th>{head}</tr>{"".join(rows)}</table>')
