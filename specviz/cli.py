@@ -547,7 +547,8 @@ def _terminate(signum, frame) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    previous = signal.signal(signal.SIGTERM, _terminate)
+    # SIGINT too: a shell starts a background job with it ignored, and `kill -INT` would then do nothing
+    previous = signal.signal(signal.SIGTERM, _terminate), signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         args.run(args)
     except SpecvizError as error:
@@ -557,5 +558,6 @@ def main(argv: list[str] | None = None) -> int:
         print("stopped", file=sys.stderr)
         return 128 + (signal.SIGTERM if isinstance(stop, Terminated) else signal.SIGINT)
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        signal.signal(signal.SIGTERM, previous[0])
+        signal.signal(signal.SIGINT, previous[1])
     return 0

@@ -250,27 +250,32 @@ def test_a_command_stopped_by_ctrl_c_says_so_and_exits_130(monkeypatch, capsys, 
         raise KeyboardInterrupt
 
     monkeypatch.setattr(command, "stats", interrupted)
-    before = signal.getsignal(signal.SIGTERM)
+    before = signal.getsignal(signal.SIGTERM), signal.getsignal(signal.SIGINT)
     assert main(["corpus", "stats", "--dir", str(tmp_path)]) == 130
     assert capsys.readouterr().err.strip() == "stopped"
-    assert signal.getsignal(signal.SIGTERM) is before   # the command's SIGTERM handler goes with it
+    # the command's handlers go with it
+    assert (signal.getsignal(signal.SIGTERM), signal.getsignal(signal.SIGINT)) == before
 
 
-TERMINATED = """
+SIGNALLED = """
 import os, signal, sys, time
 from specviz.cli import main
 from specviz.corpus import command
 
-def terminated(*args):
-    os.kill(os.getpid(), signal.SIGTERM)
+signal.signal(signal.SIGINT, signal.SIG_IGN)   # as a shell starts a job in the background (`&`, nohup)
+
+def signalled(*args):
+    os.kill(os.getpid(), getattr(signal, sys.argv[2]))
     time.sleep(60)
 
-command.stats = terminated
+command.stats = signalled
 sys.exit(main(["corpus", "stats", "--dir", sys.argv[1]]))
 """
 
 
-def test_a_command_stopped_by_sigterm_stops_as_cleanly_as_ctrl_c(tmp_path):
-    """`kill` or `timeout` reach a background run, where the shell has Ctrl-C ignored: the same clean stop."""
-    run = subprocess.run([sys.executable, "-c", TERMINATED, str(tmp_path)], capture_output=True, text=True)
-    assert run.returncode == 128 + signal.SIGTERM and run.stderr.rstrip().endswith("stopped")
+@pytest.mark.parametrize("name", ["SIGTERM", "SIGINT"])
+def test_a_background_command_stopped_by_a_signal_stops_as_cleanly_as_ctrl_c(tmp_path, name):
+    """`kill`, `kill -INT` or `timeout` reach a background run, where the shell has Ctrl-C ignored: the same
+    clean stop."""
+    run = subprocess.run([sys.executable, "-c", SIGNALLED, str(tmp_path), name], capture_output=True, text=True)
+    assert run.returncode == 128 + getattr(signal, name) and run.stderr.rstrip().endswith("stopped")
