@@ -122,12 +122,16 @@ def draft_loop(logits: torch.Tensor, step: Step, gamma: int, warper: Warper, gen
     every kept x̃ᵢ is still a draw from the very qᵢ the ratio p/qᵢ uses, so lossless sampling stays
     exact. (Dropping a token because its own q(x̃ᵢ) is small would bias the accepted tokens towards
     confident ones.)
+
+    Tokens and values stay on the drafter's device: a chain reads nothing back to the host (one read a
+    depth with a confidence stop), a tree a few a depth (its ranked children, its drawn ones, the values
+    the frontier is chosen by), so a GPU is not made to wait on every node.
     """
     tokens: list[torch.Tensor] = []
     qs: list[torch.Tensor] = []
     parents: list[int] = []
     sampled: list[bool] = []
-    value: list[float] = []
+    value: list[torch.Tensor] = []       # Σ log q along each node's path, float64 as Python's floats
     fed: list[int] = []                  # the tree of the nodes fed to `step`, in feeding order
     slot = {-1: -1}                      # node -> its index in `fed`
     forced: set[int] = set()             # drawn nodes and their ancestors: never pruned
@@ -135,8 +139,11 @@ def draft_loop(logits: torch.Tensor, step: Step, gamma: int, warper: Warper, gen
     gamma = min(gamma, nodes) if nodes else gamma   # a path of depth d takes d nodes
     for depth in range(gamma):
         new = []
+        stops = (q.max(dim=-1).values < confidence).tolist() if confidence else [False] * len(frontier)
+        top = q.topk(min(branches + 1, q.shape[-1])) if branches > 1 else None
+        ranked = (top.values.tolist(), top.indices.tolist()) if top is not None else None
         for row, node in enumerate(frontier):
-            if confidence and q[row].max() < confidence:
+            if stops[row]:
                 unsure = True
                 continue
             base = value[node] if node >= 0 else 0.0
@@ -144,7 +151,8 @@ def draft_loop(logits: torch.Tensor, step: Step, gamma: int, warper: Warper, gen
             if branches > 1 and not warper.greedy:   # a drawn child, if the budget still holds it and its line
                 line = _line(node, parents) - forced
                 draw = not nodes or len(forced | line) < nodes
-            for rank, token in enumerate(_children(q[row], branches, warper, generator, draw)):
+            first = warper.pick(q[row], generator) if draw else None
+            for rank, token in enumerate(_children(first, top, ranked, row, branches)):
                 if draw and rank == 0 and branches > 1:
                     forced |= line | {len(tokens)}
                 new.append(len(tokens))
@@ -152,10 +160,13 @@ def draft_loop(logits: torch.Tensor, step: Step, gamma: int, warper: Warper, gen
                 qs.append(q[row])
                 parents.append(node)
                 sampled.append(draw and rank == 0)
-                value.append(base + float(q[row, token].log()))
+                value.append(base + q[row, token].log().double())
         if not new or depth + 1 == gamma:
             break
-        frontier = sorted(sorted(new, key=lambda i: -value[i])[:branches])
+        if len(new) > branches:   # the k most valuable of the newest nodes (one read of their values)
+            worth = dict(zip(new, torch.stack([value[i] for i in new]).tolist()))
+            new = sorted(new, key=lambda i: -worth[i])[:branches]
+        frontier = sorted(new)
         for node in frontier:
             slot[node] = len(fed)
             fed.append(slot[parents[node]])
@@ -163,7 +174,7 @@ def draft_loop(logits: torch.Tensor, step: Step, gamma: int, warper: Warper, gen
         calls += 1
     if not tokens:
         return empty_draft(logits.shape[-1], logits.device, calls, unsure)
-    keep = best(value, parents, nodes, forced)
+    keep = best(torch.stack(value).tolist() if nodes and len(value) > nodes else value, parents, nodes, forced)
     return Draft(torch.stack([tokens[i] for i in keep]), torch.stack([qs[i] for i in keep]), calls, unsure,
                  prune(parents, keep), [sampled[i] for i in keep])
 
@@ -191,16 +202,17 @@ def block_draft(logits: torch.Tensor, gamma: int, warper: Warper, generator: tor
     return draft
 
 
-def _children(q: torch.Tensor, branches: int, warper: Warper, generator: torch.Generator,
-              draw: bool) -> list[torch.Tensor]:
-    """A node's children: with `draw`, one draw from q (`warper.pick`) first, then the most likely other
-    tokens up to `branches` in all; else its `branches` most likely tokens."""
-    first = [warper.pick(q, generator)] if draw else []
-    if branches == len(first):
-        return first
-    top = q.topk(min(branches + 1, q.shape[-1]))
-    others = [token for p, token in zip(top.values, top.indices) if p > 0 and not (first and token == first[0])]
-    return first + others[: branches - len(first)]
+def _children(first: torch.Tensor | None, top, ranked: tuple[list, list] | None, row: int,
+              branches: int) -> list[torch.Tensor]:
+    """A node's children: `first`, the token drawn from its q (if one was), then its most likely other tokens
+    up to `branches` in all. `top` is the topk of every row's q, `ranked` its values and ids read back once."""
+    drawn = [] if first is None else [first]
+    if branches == len(drawn):
+        return drawn
+    taken = int(first) if first is not None else None
+    values, ids = ranked[0][row], ranked[1][row]
+    others = [rank for rank, (p, token) in enumerate(zip(values, ids)) if p > 0 and token != taken]
+    return drawn + [top.indices[row, rank] for rank in others[: branches - len(drawn)]]
 
 
 def _line(node: int, parents: list[int]) -> set[int]:
