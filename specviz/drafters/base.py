@@ -140,8 +140,10 @@ def draft_loop(logits: torch.Tensor, step: Step, gamma: int, warper: Warper, gen
     for depth in range(gamma):
         new = []
         stops = (q.max(dim=-1).values < confidence).tolist() if confidence else [False] * len(frontier)
-        top = q.topk(min(branches + 1, q.shape[-1])) if branches > 1 else None
-        ranked = (top.values.tolist(), top.indices.tolist()) if top is not None else None
+        likely = [None] * len(frontier)
+        if branches > 1:   # each row's likeliest tokens, read back once
+            top = q.topk(min(branches + 1, q.shape[-1]))
+            likely = list(zip(top.values.tolist(), top.indices.tolist(), top.indices))
         for row, node in enumerate(frontier):
             if stops[row]:
                 unsure = True
@@ -152,7 +154,7 @@ def draft_loop(logits: torch.Tensor, step: Step, gamma: int, warper: Warper, gen
                 line = _line(node, parents) - forced
                 draw = not nodes or len(forced | line) < nodes
             first = warper.pick(q[row], generator) if draw else None
-            for rank, token in enumerate(_children(first, top, ranked, row, branches)):
+            for rank, token in enumerate(_children(first, likely[row], branches)):
                 if draw and rank == 0 and branches > 1:
                     forced |= line | {len(tokens)}
                 new.append(len(tokens))
@@ -202,17 +204,17 @@ def block_draft(logits: torch.Tensor, gamma: int, warper: Warper, generator: tor
     return draft
 
 
-def _children(first: torch.Tensor | None, top, ranked: tuple[list, list] | None, row: int,
+def _children(first: torch.Tensor | None, likely: tuple[list[float], list[int], torch.Tensor] | None,
               branches: int) -> list[torch.Tensor]:
     """A node's children: `first`, the token drawn from its q (if one was), then its most likely other tokens
-    up to `branches` in all. `top` is the topk of every row's q, `ranked` its values and ids read back once."""
+    up to `branches` in all. `likely`: q's top k + 1 probabilities and ids, read back, and the ids on the device."""
     drawn = [] if first is None else [first]
     if branches == len(drawn):
         return drawn
-    taken = int(first) if first is not None else None
-    values, ids = ranked[0][row], ranked[1][row]
-    others = [rank for rank, (p, token) in enumerate(zip(values, ids)) if p > 0 and token != taken]
-    return drawn + [top.indices[row, rank] for rank in others[: branches - len(drawn)]]
+    probs, ids, on_device = likely
+    taken = int(first) if first is not None else None   # a drawn token is read back to leave it out of the rest
+    others = [rank for rank, (p, token) in enumerate(zip(probs, ids)) if p > 0 and token != taken]
+    return drawn + [on_device[rank] for rank in others[: branches - len(drawn)]]
 
 
 def _line(node: int, parents: list[int]) -> set[int]:
