@@ -548,7 +548,8 @@ def _terminate(signum, frame) -> None:
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     # SIGINT too: a shell starts a background job with it ignored, and `kill -INT` would then do nothing
-    previous = signal.signal(signal.SIGTERM, _terminate), signal.signal(signal.SIGINT, signal.default_int_handler)
+    on_term = signal.signal(signal.SIGTERM, _terminate)
+    on_int = signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         args.run(args)
     except SpecvizError as error:
@@ -558,6 +559,6 @@ def main(argv: list[str] | None = None) -> int:
         print("stopped", file=sys.stderr)
         return 128 + (signal.SIGTERM if isinstance(stop, Terminated) else signal.SIGINT)
     finally:
-        signal.signal(signal.SIGTERM, previous[0])
-        signal.signal(signal.SIGINT, previous[1])
+        signal.signal(signal.SIGTERM, on_term)
+        signal.signal(signal.SIGINT, on_int)
     return 0

@@ -123,9 +123,9 @@ def draft_loop(logits: torch.Tensor, step: Step, gamma: int, warper: Warper, gen
     exact. (Dropping a token because its own q(x̃ᵢ) is small would bias the accepted tokens towards
     confident ones.)
 
-    Tokens and values stay on the drafter's device: a chain reads nothing back to the host (one read a
-    depth with a confidence stop), a tree a few a depth (its ranked children, its drawn ones, the values
-    the frontier is chosen by), so a GPU is not made to wait on every node.
+    Tokens and values stay on the drafter's device: a chain reads the values back to the host once, at the
+    end (and once a depth with a confidence stop), a tree a few times a depth (its ranked children, its drawn
+    ones, the values the frontier is chosen by), so a GPU is not made to wait on every node.
     """
     tokens: list[torch.Tensor] = []
     qs: list[torch.Tensor] = []
@@ -176,7 +176,7 @@ def draft_loop(logits: torch.Tensor, step: Step, gamma: int, warper: Warper, gen
         calls += 1
     if not tokens:
         return empty_draft(logits.shape[-1], logits.device, calls, unsure)
-    keep = best(torch.stack(value).tolist() if nodes and len(value) > nodes else value, parents, nodes, forced)
+    keep = best(torch.stack(value).tolist(), parents, nodes, forced)
     return Draft(torch.stack([tokens[i] for i in keep]), torch.stack([qs[i] for i in keep]), calls, unsure,
                  prune(parents, keep), [sampled[i] for i in keep])
 
