@@ -139,7 +139,8 @@ def test_the_diamonds_label_sits_on_the_side_its_curve_leaves_clear():
         trace.settings = replace(trace.settings, gamma=gamma)
         frame = measured_frame(trace)
         own = frame[frame["own"]].iloc[0]
-        beside = gamma + 1 if gamma <= LEFT_FROM else gamma - 1
+        assert own["left"] == (gamma > LEFT_FROM)
+        beside = gamma - 1 if own["left"] else gamma + 1
         for field, curve in curves.items():
             assert own[f"{field}_above"] == (curve(beside) >= curve(gamma))
             below[field] |= {gamma} if own[f"{field}_above"] else set()
@@ -147,5 +148,4 @@ def test_the_diamonds_label_sits_on_the_side_its_curve_leaves_clear():
     assert 1 in below["S"] and LEFT_FROM not in below["S"]   # S rises to its optimal γ, then falls
     spec = charts.theory_explorer(trace).to_dict()
     filters = {step["filter"] for unit in units(spec) for step in unit.get("transform", []) if "filter" in step}
-    assert {f"(!(datum.gamma > {LEFT_FROM})) && (datum.E_above)",
-            f"(datum.gamma > {LEFT_FROM}) && (!(datum.S_above))"} <= filters
+    assert {"(!(datum.left)) && (datum.E_above)", "(datum.left) && (!(datum.S_above))"} <= filters

@@ -91,8 +91,7 @@ def curve(base: alt.Chart, field: str, color: str, title: str, measured: pd.Data
                   x=x, y=alt.value(HEIGHT - 6), text="label:N")]
     if measured is not None:
         layers += [alt.Chart(measured).mark_line(color="#000000", strokeWidth=2, strokeDash=[2, 3]).encode(x=x, y=y),
-                   *measured_marks(measured, x, y, alt.value("this trace"), f"datum.gamma > {LEFT_FROM}",
-                                   f"datum.{field}_above")]
+                   *measured_marks(measured, x, y, alt.value("this trace"), "datum.left", f"datum.{field}_above")]
     return alt.layer(*layers)
 
 
@@ -181,7 +180,8 @@ def measured_frame(trace: Trace | None) -> pd.DataFrame | None:
                            "E": theory.expected_tokens(summary.alpha, theory.drafted(g, trace.block)),
                            "S": theory.walltime_improvement(summary.alpha, g, c, trace.block)}
                           for g in range(1, MAX_GAMMA + 1)])
-    beside = own - 1 if own > LEFT_FROM else own + 1   # the γ under the diamond's label (`measured_marks`)
+    left = own > LEFT_FROM   # the diamond's label goes on its left (`measured_marks`), spanning the γ before it
+    frame["left"], beside = left, own - 1 if left else own + 1
     for field in ("E", "S"):   # the curve passes above the diamond under its label: the label goes below it
         frame[f"{field}_above"] = bool(frame[field][beside - 1] >= frame[field][own - 1])
     return frame
