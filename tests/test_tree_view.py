@@ -16,7 +16,17 @@ from test_charts import make_trace
 from specviz import DecodeSettings, charts, generate, trace_from_dict
 from specviz.charts.linked import draft_rows
 from specviz.charts.table import iteration_cells
-from specviz.charts.tree import LABEL_FONT, PLOT_WIDTH, Box, label_font, residual_panels, token_tree, tree_boxes
+from specviz.charts.tree import (
+    CHAR_WIDTH,
+    LABEL_FONT,
+    MIN_FONT,
+    PLOT_WIDTH,
+    Box,
+    label_room,
+    residual_panels,
+    token_tree,
+    tree_boxes,
+)
 from specviz.charts.tree_mask import mask_cells
 from specviz.models import load_model
 from specviz.trace import Choice
@@ -234,17 +244,29 @@ def test_the_confidence_stop_is_told_as_a_chain_or_a_trees_has_it(tree_trace):
     assert any("The drafter stopped after 2 of γ = 4" in step.body for step in lesson)
 
 
-def test_long_labels_on_a_deep_chain_shrink_to_fit_their_depths_column():
+def test_long_labels_on_a_deep_chain_shrink_to_fit_their_depths_column_then_lose_their_glyph_then_are_cut():
     def chain(token: str, depth: int) -> list[Box]:
         return [Box(-1, None, 0, "root", "·", "")] + [Box(d, d - 1, d, "unverified", token, "") for d in
                                                          range(1, depth + 1)]
 
-    assert label_font(chain("␣a", 8)) == LABEL_FONT   # short tokens keep the full size
-    size = label_font(chain("␣assistant", 4))
-    assert 11 < size < LABEL_FONT and 0.6 * size * len("␣assistant") + 16 <= PLOT_WIDTH / 5.2
-    assert label_font(chain("␣assistant", 8)) == 11   # no smaller, though it cannot fit
+    assert label_room(chain("␣a", 8))[0] == LABEL_FONT   # short tokens keep the full size
+    size, chars = label_room(chain("␣assistant", 3))
+    assert MIN_FONT < size < LABEL_FONT and chars >= len("␣assistant")
+    assert CHAR_WIDTH * size * len("␣assistant") + 2 * size // 3 + 8 <= PLOT_WIDTH / 4.2   # box and all
+    size, chars = label_room(chain("␣assistant", 8))
+    assert size == MIN_FONT and chars < len("␣assistant")   # no smaller, though it cannot fit
     it = synthetic_tree_trace().iterations[1]
-    assert {a.font.size for a in token_tree(it).layout.annotations} == {label_font(tree_boxes(it))}
+    assert {a.font.size for a in token_tree(it).layout.annotations} == {label_room(tree_boxes(it))[0]}
+
+    def deep(token: str, verdict: str) -> list[str]:
+        drafts = [replace(it.drafts[0], token=token, position=depth, parent=depth - 2, verdict=verdict)
+                  for depth in range(1, 9)]
+        return [a.text for a in token_tree(replace(it, drafts=drafts, final=None)).layout.annotations][1:]
+
+    assert len("␣sat") < chars < len("␣sat ✓")
+    assert set(deep(" assistant", "unverified")) == {"␣assistant"[:chars - 1] + "…"}
+    assert set(deep(" sat", "accepted")) == {"<b>␣sat</b>"}   # whole, its ✓ left out: the dark box says it
+    assert set(deep(" a", "accepted")) == {"<b>␣a</b> ✓"}
 
 
 def test_a_quote_in_a_token_is_drawn_as_a_quote(tree_trace):

@@ -28,11 +28,14 @@ from specviz.tree import children, is_chain
 ROOT = -1
 ROW_HEIGHT = 64  # pixels per leaf: room for an 18 px label in its box
 CROWDED_ROW_HEIGHT = 42  # per leaf beyond 12 leaves, so a big tree still fits a projector's screen or two
-# Labels share the plot's width, about 500 px in the app's page at 1024 px with the sidebar open, one column per
-# depth: a label's font shrinks (to no less than 11 px) until the longest fits its column, a character taking
-# about 0.6 of the font size.
-PLOT_WIDTH = 500
+# Labels share the plot's width, about 460 px in the app's page at 1024 px with the sidebar open, one column per
+# depth: a label's font shrinks (to no less than MIN_FONT) until the longest fits its column with its box's padding
+# and border. A label still too long there drops its glyph (its box's colours and strike-through still say what
+# it is), then is cut short with "…" (its node's hover has it whole): it never runs into the next depth's.
+PLOT_WIDTH = 460
 LABEL_FONT = 18
+MIN_FONT = 12
+CHAR_WIDTH = 0.55   # a label character's width in ems: 0.50 measured in chromium at 11 px, bold a little wider
 
 
 @dataclass(frozen=True)
@@ -207,24 +210,37 @@ def tree_boxes(iteration: Iteration, root: str = "") -> list[Box]:
     return list(boxes.values())
 
 
-def label_font(boxes: list[Box]) -> int:
-    """The labels' font size: `LABEL_FONT`, or less where the longest label would run into the next depth's."""
-    column = PLOT_WIDTH / (max(b.depth for b in boxes) + 1.2)
+def _padding(size: int) -> int:
+    """A box's padding around its label: 6 px at the full size, less with a smaller font."""
+    return max(3, size // 3)
+
+
+def label_room(boxes: list[Box]) -> tuple[int, int]:
+    """The labels' font size (`LABEL_FONT`, or less where the longest label would run into the next depth's) and
+    the characters a label may have at that size, its glyph counted."""
+    column = PLOT_WIDTH / (max(b.depth for b in boxes) + 1.2)   # the x range runs half a column past each end
+
+    def chars(size: int) -> int:   # what fits between the box's padding and borders (4 px at most)
+        return int((column - 2 * _padding(size) - 8) / (CHAR_WIDTH * size))
+
     longest = max(len(b.text) + 2 * bool(BOXES[b.kind].glyph) for b in boxes)
-    return max(11, min(LABEL_FONT, int((column - 16) / (0.6 * longest))))
+    size = next((s for s in range(LABEL_FONT, MIN_FONT, -1) if chars(s) >= longest), MIN_FONT)
+    return size, chars(size)
 
 
-def _box_note(box: Box, size: int = LABEL_FONT) -> dict:
-    """The box drawn for a node: a plotly annotation at its place, styled by its kind (`BOXES`)."""
+def _box_note(box: Box, size: int, chars: int) -> dict:
+    """The box drawn for a node: a plotly annotation at its place, styled by its kind (`BOXES`), in at most
+    `chars` characters: without its glyph where that does not fit, cut short with "…" where the token does not."""
     style = BOXES[box.kind]
-    text = _escape(box.text)
+    glyph = style.glyph if len(box.text) + 2 * bool(style.glyph) <= chars else ""
+    text = _escape(box.text if len(box.text) <= chars else box.text[:max(1, chars - 1)] + "…")
     if style.strike:
         text = f"<s>{text}</s>"
     if style.bold:
         text = f"<b>{text}</b>"
-    return {"x": box.depth, "y": box.row, "text": f"{text} {style.glyph}" if style.glyph else text,
+    return {"x": box.depth, "y": box.row, "text": f"{text} {glyph}" if glyph else text,
             "showarrow": False, "bgcolor": style.fill, "bordercolor": style.border, "borderwidth": style.width,
-            "borderpad": 6, "font": {"color": style.ink, "size": size}, "captureevents": False}
+            "borderpad": _padding(size), "font": {"color": style.ink, "size": size}, "captureevents": False}
 
 
 def token_tree(iteration: Iteration, root: str = "") -> go.Figure:
@@ -247,8 +263,8 @@ def token_tree(iteration: Iteration, root: str = "") -> go.Figure:
     fig.add_scatter(x=[b.depth for b in boxes], y=[b.row for b in boxes], mode="markers", name="nodes",
                     showlegend=False, hovertext=[b.hover for b in boxes], hoverinfo="text",
                     marker={"size": 40, "color": "rgba(0, 0, 0, 0)"})
-    size = label_font(boxes)
-    fig.update_layout(annotations=[_box_note(b, size) for b in boxes])   # at once: add_annotation copies the rest
+    size, chars = label_room(boxes)
+    fig.update_layout(annotations=[_box_note(b, size, chars) for b in boxes])   # at once: each add_annotation copies
     deepest = max(b.depth for b in boxes)
     rows = max(b.row for b in boxes) + 1
     fig.update_xaxes(range=[-0.6, deepest + 0.6], tickvals=list(range(deepest + 1)),
@@ -259,7 +275,7 @@ def token_tree(iteration: Iteration, root: str = "") -> go.Figure:
     title = (f"Iteration {iteration.index}: the token {shape}, {len(iteration.drafts)} drafted, "
              f"{iteration.accepted} accepted")
     height = 190 + (ROW_HEIGHT if rows <= 12 else CROWDED_ROW_HEIGHT) * rows
-    return layout(fig, title, height=int(height), margin={"b": 110},
+    return layout(fig, title, height=int(height), margin={"l": 20, "b": 110},   # no y axis: its room goes to the depths
                   legend={"yref": "container", "y": 0, "yanchor": "bottom"}, hoverlabel={"font": {"size": 16}})
 
 
