@@ -212,7 +212,13 @@ def test_rotary_table_and_cached_block_match_the_plain_formulas():
         cos, sin = rotary(positions, 16, 10000.0)
         x = torch.randn(2, 3, len(positions), 16)
         expected = x * cos + torch.cat([-x[..., 8:], x[..., :8]], dim=-1) * sin
-        assert torch.allclose(apply_rotary(x, *table(positions, x.dtype)), expected, atol=1e-5)
+        assert torch.allclose(apply_rotary(x, *table(positions, x.dtype, int(positions.max()) + 1)), expected,
+                              atol=1e-5)
+    # the caller's bound, not the positions' values, sizes the table: nothing is read back from the device (a meta
+    # tensor has no values to read)
+    on_meta = RotaryTable(16, 10000.0)
+    cos, _ = on_meta(torch.arange(3, device="meta"), torch.float32, 5000)
+    assert cos.shape == (3, 16) and on_meta.cos.shape[0] == 10000
     block = Block(BlockConfig(64, 4, 2, 16, 128, 1e-5, 10000.0))
     x = torch.randn(2, 7, 64)
     full, _ = block(x, torch.arange(7))

@@ -83,10 +83,11 @@ class RotaryTable:
         self.head_dim, self.theta = head_dim, theta
         self.cos = self.sin = torch.empty(0, head_dim)
 
-    def __call__(self, positions: torch.Tensor, dtype: torch.dtype) -> tuple[torch.Tensor, torch.Tensor]:
-        needed = int(positions.max()) + 1
-        if needed > self.cos.shape[0] or self.cos.device != positions.device:
-            length = max(1024, 2 * needed, self.cos.shape[0])
+    def __call__(self, positions: torch.Tensor, dtype: torch.dtype, bound: int) -> tuple[torch.Tensor, torch.Tensor]:
+        """cos and signed sin [T, head_dim] at `positions`, every one below `bound`: a number the caller knows, so
+        that no position is read back from a GPU (a host sync at every draft step)."""
+        if bound > self.cos.shape[0] or self.cos.device != positions.device:
+            length = max(1024, 2 * bound, self.cos.shape[0])
             cos, sin = rotary(torch.arange(length, device=positions.device), self.head_dim, self.theta)
             half = self.head_dim // 2
             self.cos, self.sin = cos, torch.cat([-sin[:, :half], sin[:, half:]], dim=-1)
@@ -116,7 +117,8 @@ class Attention(nn.Module):
         q = self.q_proj(x).view(b, t, c.num_attention_heads, c.head_dim).transpose(1, 2)
         k = self.k_proj(x).view(b, t, c.num_key_value_heads, c.head_dim).transpose(1, 2)
         v = self.v_proj(x).view(b, t, c.num_key_value_heads, c.head_dim).transpose(1, 2)
-        cos, sin = self.rotary(positions, q.dtype)
+        # a position is never past the keys attended to: the cached ones, then these t
+        cos, sin = self.rotary(positions, q.dtype, (past[0].shape[2] if past is not None else 0) + t)
         q, k = apply_rotary(q, cos, sin), apply_rotary(k, cos, sin)
         if past is not None:
             k, v = torch.cat([past[0], k], dim=2), torch.cat([past[1], v], dim=2)
