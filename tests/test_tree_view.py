@@ -252,7 +252,7 @@ def test_long_labels_on_a_deep_chain_shrink_to_fit_their_depths_column_then_lose
     assert label_room(chain("␣a", 8))[0] == LABEL_FONT   # short tokens keep the full size
     size, chars = label_room(chain("␣assistant", 3))
     assert MIN_FONT < size < LABEL_FONT and chars >= len("␣assistant")
-    assert CHAR_WIDTH * size * len("␣assistant") + 2 * size // 3 + 8 <= PLOT_WIDTH / 4.2   # box and all
+    assert CHAR_WIDTH * size * len("␣assistant") + 2 * (size // 3) + 8 <= PLOT_WIDTH / 4.2   # padding and borders
     size, chars = label_room(chain("␣assistant", 8))
     assert size == MIN_FONT and chars < len("␣assistant")   # no smaller, though it cannot fit
     it = synthetic_tree_trace().iterations[1]

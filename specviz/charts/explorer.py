@@ -181,7 +181,8 @@ def measured_frame(trace: Trace | None) -> pd.DataFrame | None:
                            "S": theory.walltime_improvement(summary.alpha, g, c, trace.block)}
                           for g in range(1, MAX_GAMMA + 1)])
     left = own > LEFT_FROM   # the diamond's label goes on its left (`measured_marks`), spanning the γ before it
-    frame["left"], beside = left, own - 1 if left else own + 1
+    frame["left"] = left
+    beside = own - 1 if left else own + 1
     for field in ("E", "S"):   # the curve passes above the diamond under its label: the label goes below it
         frame[f"{field}_above"] = bool(frame[field][beside - 1] >= frame[field][own - 1])
     return frame

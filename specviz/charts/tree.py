@@ -264,7 +264,8 @@ def token_tree(iteration: Iteration, root: str = "") -> go.Figure:
                     showlegend=False, hovertext=[b.hover for b in boxes], hoverinfo="text",
                     marker={"size": 40, "color": "rgba(0, 0, 0, 0)"})
     size, chars = label_room(boxes)
-    fig.update_layout(annotations=[_box_note(b, size, chars) for b in boxes])   # at once: each add_annotation copies
+    # all at once: add_annotation copies the whole list at every call
+    fig.update_layout(annotations=[_box_note(b, size, chars) for b in boxes])
     deepest = max(b.depth for b in boxes)
     rows = max(b.row for b in boxes) + 1
     fig.update_xaxes(range=[-0.6, deepest + 0.6], tickvals=list(range(deepest + 1)),

@@ -117,7 +117,7 @@ class Attention(nn.Module):
         q = self.q_proj(x).view(b, t, c.num_attention_heads, c.head_dim).transpose(1, 2)
         k = self.k_proj(x).view(b, t, c.num_key_value_heads, c.head_dim).transpose(1, 2)
         v = self.v_proj(x).view(b, t, c.num_key_value_heads, c.head_dim).transpose(1, 2)
-        # a position is never past the keys attended to: the cached ones, then these t
+        # every position is below the number of keys attended to (the cached ones, then these t)
         cos, sin = self.rotary(positions, q.dtype, (past[0].shape[2] if past is not None else 0) + t)
         q, k = apply_rotary(q, cos, sin), apply_rotary(k, cos, sin)
         if past is not None:
