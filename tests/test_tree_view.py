@@ -246,10 +246,10 @@ def test_the_confidence_stop_is_told_as_a_chain_or_a_trees_has_it(tree_trace):
 
 def test_long_labels_on_a_deep_chain_shrink_to_fit_their_depths_column_then_lose_their_glyph_then_are_cut():
     def chain(token: str, depth: int) -> list[Box]:
-        return [Box(-1, None, 0, "root", "·", "")] + [Box(d, d - 1, d, "unverified", token, "") for d in
+        return [Box(-1, None, 0, "root", "·", "")] + [Box(d, d - 1, d, "accepted", token, "") for d in
                                                          range(1, depth + 1)]
 
-    assert label_room(chain("␣a", 8))[0] == LABEL_FONT   # short tokens keep the full size
+    assert label_room(chain("␣a", 4))[0] == LABEL_FONT   # short tokens keep the full size
     size, chars = label_room(chain("␣assistant", 3))
     assert MIN_FONT < size < LABEL_FONT and chars >= len("␣assistant")
     assert CHAR_WIDTH * size * len("␣assistant") + 2 * (size // 3) + 8 <= PLOT_WIDTH / 4.2   # padding and borders
@@ -263,10 +263,16 @@ def test_long_labels_on_a_deep_chain_shrink_to_fit_their_depths_column_then_lose
                   for depth in range(1, 9)]
         return [a.text for a in token_tree(replace(it, drafts=drafts, final=None)).layout.annotations][1:]
 
+    room = label_room([Box(-1, None, 0, "root", "·", "")] + [Box(0, -1, 8, "unverified", "␣assistant", "")])[1]
+
     assert len("␣sat") < chars < len("␣sat ✓")
-    assert set(deep(" assistant", "unverified")) == {"␣assistant"[:chars - 1] + "…"}
     assert set(deep(" sat", "accepted")) == {"<b>␣sat</b>"}   # whole, its ✓ left out: the dark box says it
     assert set(deep(" a", "accepted")) == {"<b>␣a</b> ✓"}
+    assert set(deep(" assistant", "accepted")) == {"<b>␣assistant</b>"}   # the accepted path is never cut
+    assert set(deep(" assistant", "unverified")) == {"␣assistant"[:room - 1] + "…"}   # the rest is, at the root's size
+    boxes = [Box(-1, None, 0, "root", "·", ""), Box(0, -1, 1, "accepted", "␣a", ""),
+             Box(1, -1, 1, "unverified", "␣assistant", "")]
+    assert label_room(boxes)[0] == LABEL_FONT   # a node never kept does not shrink the picture
 
 
 def test_a_quote_in_a_token_is_drawn_as_a_quote(tree_trace):

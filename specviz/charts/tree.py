@@ -29,13 +29,15 @@ ROOT = -1
 ROW_HEIGHT = 64  # pixels per leaf: room for an 18 px label in its box
 CROWDED_ROW_HEIGHT = 42  # per leaf beyond 12 leaves, so a big tree still fits a projector's screen or two
 # Labels share the plot's width, about 460 px in the app's page at 1024 px with the sidebar open, one column per
-# depth: a label's font shrinks (to no less than MIN_FONT) until the longest fits its column with its box's padding
-# and border. A label still too long there drops its glyph (its box's colours and strike-through still say what
-# it is), then is cut short with "…" (its node's hover has it whole): it never runs into the next depth's.
+# depth. The font shrinks (to no less than MIN_FONT) until the labels that tell the iteration (the root, the
+# accepted path, the final token: `STORY`) fit their column with their box's padding and border. A label still too
+# long there drops its glyph (its box's colours and strike-through still say what it is); one off that path is
+# then cut short with "…" (its node's hover has it whole), so the nodes that were never kept never crowd the rest.
 PLOT_WIDTH = 460
 LABEL_FONT = 18
 MIN_FONT = 12
 CHAR_WIDTH = 0.55   # a label character's width in ems: 0.50 measured in chromium at 11 px, bold a little wider
+STORY = ("root", "accepted", "correction", "bonus", "target")
 
 
 @dataclass(frozen=True)
@@ -216,24 +218,26 @@ def _padding(size: int) -> int:
 
 
 def label_room(boxes: list[Box]) -> tuple[int, int]:
-    """The labels' font size (`LABEL_FONT`, or less where the longest label would run into the next depth's) and
-    the characters a label may have at that size, its glyph counted."""
+    """The labels' font size (`LABEL_FONT`, or less where the longest label of the `STORY` would run into the next
+    depth's) and the characters a label may have at that size, its glyph counted."""
     column = PLOT_WIDTH / (max(b.depth for b in boxes) + 1.2)   # the x range runs half a column past each end
 
     def chars(size: int) -> int:   # what fits between the box's padding and borders (4 px at most)
         return int((column - 2 * _padding(size) - 8) / (CHAR_WIDTH * size))
 
-    longest = max(len(b.text) + 2 * bool(BOXES[b.kind].glyph) for b in boxes)
+    longest = max(len(b.text) + 2 * bool(BOXES[b.kind].glyph) for b in boxes if b.kind in STORY)
     size = next((s for s in range(LABEL_FONT, MIN_FONT, -1) if chars(s) >= longest), MIN_FONT)
     return size, chars(size)
 
 
 def _box_note(box: Box, size: int, chars: int) -> dict:
-    """The box drawn for a node: a plotly annotation at its place, styled by its kind (`BOXES`), in at most
-    `chars` characters: without its glyph where that does not fit, cut short with "…" where the token does not."""
+    """The box drawn for a node: a plotly annotation at its place, styled by its kind (`BOXES`), in `chars`
+    characters: without its glyph where that does not fit, and off the `STORY`, cut short with "…" where the token
+    does not."""
     style = BOXES[box.kind]
     glyph = style.glyph if len(box.text) + 2 * bool(style.glyph) <= chars else ""
-    text = _escape(box.text if len(box.text) <= chars else box.text[:max(1, chars - 1)] + "…")
+    whole = len(box.text) <= chars or box.kind in STORY
+    text = _escape(box.text if whole else box.text[:max(1, chars - 1)] + "…")
     if style.strike:
         text = f"<s>{text}</s>"
     if style.bold:
