@@ -1,4 +1,4 @@
-"""`python -m specviz half-precision` on the embedded target, a few tokens: both dtypes, every row's
+"""`python -m specviz half-precision` on the embedded target, one prompt and a few tokens: both dtypes, every row's
 speedup, fp32 never parting, and bf16 partings (if any here) at near ties with both computations' top 2."""
 
 from __future__ import annotations
@@ -11,14 +11,14 @@ from specviz.bench.half_precision import parse_shapes
 from specviz.cli import main
 
 
-def test_the_report_compares_both_dtypes_and_lists_partings(tmp_path, two_prompts, kept_threads):
+def test_the_report_compares_both_dtypes_and_lists_partings(tmp_path, one_prompt, kept_threads):
     assert main(["half-precision", "--drafters", "ngram,eagle", "--shapes", "3x1x0,2x2x4", "--max-new-tokens", "8",
-                 "--repeats", "2", "--prompts", str(two_prompts), "--out", str(tmp_path / "h.json"),
+                 "--repeats", "2", "--prompts", str(one_prompt), "--out", str(tmp_path / "h.json"),
                  "--markdown", str(tmp_path / "h.md")]) == 0
     result = json.loads((tmp_path / "h.json").read_text())
     assert {(r["dtype"], r["drafter"], r["shape"]) for r in result["rows"]} == \
         {(d, k, s) for d in ("float32", "bfloat16") for k in ("ngram", "eagle") for s in ("γ=3", "2x2x4")}
-    assert result["runs"] == {"float32": 8, "bfloat16": 8}
+    assert result["runs"] == {"float32": 4, "bfloat16": 4}
     # each row's speedup: the median of its two rounds' ratios, each against the target alone timed just before it
     assert all(len(r["ratios"]) == 2 and r["speedup"] == pytest.approx(sum(r["ratios"]) / 2) for r in result["rows"])
     assert result["divergences"]["float32"] == []
@@ -28,7 +28,7 @@ def test_the_report_compares_both_dtypes_and_lists_partings(tmp_path, two_prompt
     assert result["bf16_over_fp32"] == alone["bfloat16"]["median"] / alone["float32"]["median"]
     assert all(a["low"] <= a["median"] <= a["high"] for a in alone.values())
     text = (tmp_path / "h.md").read_text()
-    assert "bf16 runs" in text and "float32: 0 of 8 runs part (the control: exact equality)" in text
+    assert "bf16 runs" in text and "float32: 0 of 4 runs part (the control: exact equality)" in text
 
 
 def test_bad_shapes_are_one_line(capsys):
