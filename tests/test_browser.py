@@ -25,7 +25,7 @@ import pytest
 
 from pages.ui.controls import PRECISION_NAMES
 from specviz import DecodeSettings, Trace, trace_from_dict
-from specviz.bench.llama_server import free_port
+from specviz.bench.llama_server import free_port, stop
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "test-output"
@@ -81,12 +81,7 @@ def app_url():
         wait_healthy(url, server)
         yield url, started
     finally:
-        server.terminate()
-        try:
-            server.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait()
+        stop(server, 60)
 
 
 def message(payload: bytes | str) -> str | None:

@@ -26,6 +26,16 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def stop(process: subprocess.Popen, grace_s: float) -> None:
+    """Ask a server process to end (SIGTERM), and kill it if it has not within `grace_s` seconds."""
+    process.terminate()
+    try:
+        process.wait(timeout=grace_s)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
 @contextmanager
 def llama_server(threads: int = 1, context: int = 2048,
                  ready_s: float = 120.0) -> Iterator[tuple[str, subprocess.Popen]]:
@@ -56,12 +66,7 @@ def llama_server(threads: int = 1, context: int = 2048,
             time.sleep(0.2)
         yield url, process
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        stop(process, 10)
         log.close()
 
 
