@@ -47,12 +47,16 @@ class Limits:
 
     def check(self, prompt_tokens: int, max_new_tokens: int) -> None:
         """Refuse a run whose prompt or token budget is over the host's limits."""
-        if self.prompt_tokens is not None and prompt_tokens > self.prompt_tokens:
-            raise SpecvizError(f"the prompt has {prompt_tokens} tokens; this host accepts at most "
-                               f"{self.prompt_tokens} ({PROMPT_TOKENS})")
+        self.check_prompt(prompt_tokens)
         if self.new_tokens is not None and max_new_tokens > self.new_tokens:
             raise SpecvizError(f"max_new_tokens is {max_new_tokens}; this host allows at most "
                                f"{self.new_tokens} ({NEW_TOKENS})")
+
+    def check_prompt(self, prompt_tokens: int) -> None:
+        """Refuse a prompt longer than the host accepts."""
+        if self.prompt_tokens is not None and prompt_tokens > self.prompt_tokens:
+            raise SpecvizError(f"the prompt has {prompt_tokens} tokens; this host accepts at most "
+                               f"{self.prompt_tokens} ({PROMPT_TOKENS})")
 
     def out_of_time(self, seconds: float) -> str | None:
         """Why a run that has decoded for `seconds` must stop, or None while it may go on."""

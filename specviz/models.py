@@ -91,20 +91,46 @@ class LoadedModel:
                                "for fewer new tokens")
 
     def encode_prompt(self, prompt: Prompt, chat: bool = True) -> list[int]:
-        """Token ids of the prompt, through the chat template when the model has one. A prompt is the
-        user's text, or a conversation: chat messages ({"role", "content"}) ending with the user's turn."""
-        messages = [{"role": "user", "content": prompt}] if isinstance(prompt, str) else prompt
-        if not messages or not messages[-1]["content"].strip():
-            raise SpecvizError("the prompt is empty")
-        tok = self.tokenizer
-        if chat and tok.chat_template and not self.is_encoder_decoder:
-            ids = tok.apply_chat_template(messages, add_generation_prompt=True, return_tensors="pt")
-            if not torch.is_tensor(ids):  # transformers 5 may hand back a BatchEncoding
-                ids = ids["input_ids"]
-            return ids[0].tolist()
-        if not isinstance(prompt, str):
-            raise SpecvizError(f"{self.name} has no chat template to read a conversation with")
-        return tok(prompt)["input_ids"]
+        """Token ids of the prompt (`encode_prompt`)."""
+        return encode_prompt(self.name, self.tokenizer, self.is_encoder_decoder, prompt, chat)
+
+
+def encode_prompt(name: str, tokenizer: PreTrainedTokenizerBase, encoder_decoder: bool, prompt: Prompt,
+                  chat: bool = True) -> list[int]:
+    """Token ids of the prompt, through the chat template when model `name` has one. A prompt is the
+    user's text, or a conversation: chat messages ({"role", "content"}) ending with the user's turn."""
+    messages = [{"role": "user", "content": prompt}] if isinstance(prompt, str) else prompt
+    if not messages or not messages[-1]["content"].strip():
+        raise SpecvizError("the prompt is empty")
+    if chat and tokenizer.chat_template and not encoder_decoder:
+        ids = tokenizer.apply_chat_template(messages, add_generation_prompt=True, return_tensors="pt")
+        if not torch.is_tensor(ids):  # transformers 5 may hand back a BatchEncoding
+            ids = ids["input_ids"]
+        return ids[0].tolist()
+    if not isinstance(prompt, str):
+        raise SpecvizError(f"{name} has no chat template to read a conversation with")
+    return tokenizer(prompt)["input_ids"]
+
+
+_readers: dict[str, tuple[str, PreTrainedTokenizerBase, bool]] = {}   # path -> (name, tokenizer, encoder-decoder)
+
+
+def prompt_length(name: str | None, prompt: Prompt) -> int | None:
+    """The prompt's token count as a run on model `name` (None: the embedded one) encodes it, read with the
+    model's tokenizer alone, never its weights, so that a page can refuse a prompt over the host's limit before
+    the run waits in line for the decoder process. None where the model's files are not on this machine yet
+    (the embedded model before its first conversion, a hub id not downloaded): the run's own check then refuses
+    it (`decoder.checked_prompt`)."""
+    name = name or EMBEDDED
+    path = str(converted_dir()) if name == EMBEDDED else name
+    if path not in _readers:
+        try:
+            config = AutoConfig.from_pretrained(path, local_files_only=True)
+            tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True)
+        except (OSError, ValueError):
+            return None
+        _readers[path] = (EMBEDDED_NAME if name == EMBEDDED else name, tokenizer, bool(config.is_encoder_decoder))
+    return len(encode_prompt(*_readers[path], prompt))
 
 
 def cache_dir() -> Path:
@@ -126,9 +152,14 @@ def save_model(folder: Path, model, tokenizer, generation_config) -> None:
     generation_config.save_pretrained(folder)
 
 
+def converted_dir() -> Path:
+    """Where the embedded model's converted weights are kept (`embedded_dir`)."""
+    return cache_dir() / EMBEDDED_NAME
+
+
 def embedded_dir() -> Path:
     """Directory of the converted embedded model, converting the GGUF file on first use."""
-    target = cache_dir() / EMBEDDED_NAME
+    target = converted_dir()
     if (target / "config.json").exists():
         return target
     gguf_dir = str(embedded_gguf().parent)

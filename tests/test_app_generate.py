@@ -170,6 +170,18 @@ def test_a_blank_prompt_is_refused_on_the_page_before_the_run_queues(monkeypatch
                       "above it."]
 
 
+@pytest.mark.parametrize("page, button", [("pages/generate.py", "generate"), ("pages/speedup.py", "run_sweep")])
+def test_a_prompt_over_the_hosts_limit_is_refused_before_the_run_queues(monkeypatch, embedded, page, button):
+    """Counted with the target's tokenizer in the app's own process: a visitor is not kept waiting behind other
+    runs only to be refused (the run's own check in the decoder process stays for a model not yet here)."""
+    monkeypatch.setenv("SPECVIZ_MAX_PROMPT_TOKENS", "5")
+    prompt = "Why is the sky blue?"
+    errors = refused_before_it_queues(monkeypatch, page, button, lambda at: at.text_area(key="prompt").set_value(
+        prompt).run())
+    tokens = len(embedded.encode_prompt(prompt))
+    assert errors == [f"the prompt has {tokens} tokens; this host accepts at most 5 (SPECVIZ_MAX_PROMPT_TOKENS)"]
+
+
 @pytest.mark.parametrize("page, toggle, button, what", [
     ("pages/generate.py", "race_view", "race", "race"),
     ("pages/speedup.py", None, "run_sweep", "γ sweep"),

@@ -11,6 +11,7 @@ from specviz import DecodeSettings, Run, SpecvizError, charts, generate, load_mo
 from specviz.decoder_process import DecoderProcess, ModelSpec, follow_trace, trace_stream
 from specviz.drafters import NgramDrafter
 from specviz.limits import NO_LIMITS, Limits, host_limits
+from specviz.models import prompt_length
 from specviz.study import study_from_dict
 
 PROMPT = "w1 w2 w3 w1 w2"
@@ -53,6 +54,19 @@ def test_over_the_limits_is_refused_before_any_work(tiny, monkeypatch):
     with pytest.raises(SpecvizError, match="max_new_tokens is 12; this host allows at most 11"):
         Run(target, drafter, PROMPT, SETTINGS)
     assert generate(target, drafter, PROMPT, SETTINGS, limits=NO_LIMITS).generated_ids   # the decoder's own runs
+
+
+def test_a_prompt_is_counted_with_the_tokenizer_alone_where_the_models_files_are_here(tiny, tiny_llama_dirs,
+                                                                                     tmp_path, monkeypatch):
+    """What a page checks against the host's limit before a run queues: the count the run itself makes, or
+    None where only loading the model would tell (a hub id not downloaded, the embedded model not converted)."""
+    target, _ = tiny
+    assert prompt_length(str(tiny_llama_dirs[0]), PROMPT) == len(target.encode_prompt(PROMPT)) == 5
+    assert prompt_length("nobody/no-such-model", PROMPT) is None
+    monkeypatch.setenv("SPECVIZ_CACHE", str(tmp_path))
+    assert prompt_length(None, PROMPT) is None
+    with pytest.raises(SpecvizError, match="the prompt has 5 tokens; this host accepts at most 4"):
+        Limits(prompt_tokens=4).check_prompt(5)
 
 
 def test_a_run_longer_than_the_context_is_refused(tiny):

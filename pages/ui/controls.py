@@ -11,7 +11,7 @@ from specviz.device import decoder_threads, pick_device
 from specviz.drafters import DRAFTER_KINDS, FEATURE_KINDS, default_drafter
 from specviz.examples import example
 from specviz.limits import check_remote_allowed, custom_models, host_limits, remote_targets
-from specviz.models import EMBEDDED_NAME, HUB_PAIRS
+from specviz.models import EMBEDDED_NAME, HUB_PAIRS, prompt_length
 from specviz.settings import RULE_NAMES, VERIFY_RULES
 from specviz.tree_size import default_gamma
 
@@ -289,11 +289,15 @@ def ran_on() -> tuple[ModelSpec, DecodeSettings, str]:
 
 
 def prompt() -> str:
-    """The sidebar's prompt; SpecvizError, saying where to write one, when it is blank (before the run queues)."""
+    """The sidebar's prompt; SpecvizError, before the run queues, when it is blank (saying where to write one) or
+    longer than the host accepts (counted where the target's tokenizer is already on this machine)."""
     text = st.session_state[KEPT]["prompt"]
     if not text.strip():
         raise SpecvizError("The prompt is empty: write one in the sidebar's Prompt box, or pick a ready-made prompt "
                            "above it.")
+    limits = host_limits()
+    if limits.prompt_tokens is not None and (length := prompt_length(models().target, text)) is not None:
+        limits.check_prompt(length)
     return text
 
 
