@@ -25,7 +25,7 @@ st.caption("Move α, c and the marked γ under the chart: it redraws in your bro
            "E(min(γ, B)) and E(min(γ, B)) / (c + 1), one drafter step whatever γ; a trace of one starts B at its "
            "block.")
 st.html(VEGA_BINDINGS_CSS)
-st.altair_chart(charts.theory_explorer(state.trace()), key="theory_explorer", theme=None)
+st.vega_lite_chart(charts.theory_explorer(state.trace()), key="theory_explorer", theme=None)
 
 st.subheader("Rejection sampling recovers p")
 st.markdown("Edit a toy target **p** and drafter **q** (any non-negative weights; each column is normalised). "

@@ -35,12 +35,14 @@ if upload is not None and upload.file_id != st.session_state.get("loaded_file_id
 current = state.trace()
 st.markdown(f"Current trace: **{state.describe()}**")
 if current is not None:
-    st.download_button("Download the trace (JSON)", json.dumps(current.to_dict()), file_name="specviz-trace.json",
-                       mime="application/json", key="download")
+    # the file is written when the button is pressed, not at every run of the page (a study is up to a few MB)
+    st.download_button("Download the trace (JSON)", lambda: json.dumps(current.to_dict()),
+                       file_name="specviz-trace.json", mime="application/json", key="download")
 for study in state.studies():
     runs = "; ".join(row.name for row in study.rows())
     st.download_button(f"Download the {state.STUDY_NAMES[study.kind]} study (JSON): {runs}",
-                       json.dumps(study.to_dict()), file_name=f"specviz-{study.kind.replace(' ', '-')}.json",
+                       lambda study=study: json.dumps(study.to_dict()),
+                       file_name=f"specviz-{study.kind.replace(' ', '-')}.json",
                        mime="application/json", key=f"download-{study.kind}")
 
 if current is not None:

@@ -34,7 +34,7 @@ def calculations(spec: dict) -> dict[str, set[str]]:
 
 @pytest.fixture(scope="module")
 def explorer_spec() -> dict:
-    return charts.theory_explorer(make_trace()).to_dict()
+    return charts.theory_explorer(make_trace())
 
 
 def test_explorer_params_are_bound_to_sliders(explorer_spec):
@@ -76,7 +76,7 @@ def test_explorer_marks_a_measured_trace_on_both_views(explorer_spec):
     values = [d for d in explorer_spec["datasets"].values() if d and "own" in d[0]]
     assert values and all(row["alpha"] == pytest.approx(s.alpha) for rows in values for row in rows)
     assert sum(1 for unit in units(explorer_spec) if unit.get("transform", [{}])[0].get("filter") == "datum.own") >= 3
-    bare = charts.theory_explorer(None).to_dict()
+    bare = charts.theory_explorer(None)
     assert not [d for d in bare["datasets"].values() if d and "own" in d[0]]
 
 
@@ -84,13 +84,13 @@ def test_explorer_rebuilds_from_a_saved_trace(tmp_path):
     trace = make_trace()
     trace.save(tmp_path / "trace.json")
     loaded = load_trace(tmp_path / "trace.json")
-    assert charts.theory_explorer(loaded).to_dict() == charts.theory_explorer(trace).to_dict()
+    assert charts.theory_explorer(loaded) == charts.theory_explorer(trace)
 
 
 def test_a_parallel_drafters_trace_starts_the_block_slider_at_its_block():
     """Its dotted curves are priced as one drafter step for up to B tokens, flat past B."""
     trace = replace(make_trace(), block=2)
-    spec = charts.theory_explorer(trace).to_dict()
+    spec = charts.theory_explorer(trace)
     assert {p["name"]: p["value"] for p in spec["params"]}["block"] == 2
     s = trace.summary()
     rows = next(d for d in spec["datasets"].values() if d and "own" in d[0])
@@ -106,11 +106,11 @@ def test_a_drafter_with_no_forward_pass_is_marked_at_c_zero():
         it.draft_calls = 0
     s = trace.summary()
     assert s.c is None and s.alpha is not None
-    rows = next(d for d in charts.theory_explorer(trace).to_dict()["datasets"].values() if d and "own" in d[0])
+    rows = next(d for d in charts.theory_explorer(trace)["datasets"].values() if d and "own" in d[0])
     assert rows[0]["label"].endswith("c = 0.00")
-    title = charts.theory_explorer(trace).to_dict()["title"]["text"]["expr"]   # the diamonds' numbers, said once
+    title = charts.theory_explorer(trace)["title"]["text"]["expr"]   # the diamonds' numbers, said once
     assert f"◆ this trace: α̂ = {s.alpha:.2f}, c = 0.00" in title
-    assert "◆" not in charts.theory_explorer(None).to_dict()["title"]["text"]["expr"]
+    assert "◆" not in charts.theory_explorer(None)["title"]["text"]["expr"]
     assert [row["S"] for row in rows] == [pytest.approx(theory.walltime_improvement(s.alpha, g, 0.0))
                                           for g in range(1, MAX_GAMMA + 1)]
 
@@ -146,6 +146,6 @@ def test_the_diamonds_label_sits_on_the_side_its_curve_leaves_clear():
             below[field] |= {gamma} if own[f"{field}_above"] else set()
     assert below["E"] == set(range(1, LEFT_FROM + 1))   # E rises everywhere: below on the right, above on the left
     assert 1 in below["S"] and LEFT_FROM not in below["S"]   # S rises to its optimal γ, then falls
-    spec = charts.theory_explorer(trace).to_dict()
+    spec = charts.theory_explorer(trace)
     filters = {step["filter"] for unit in units(spec) for step in unit.get("transform", []) if "filter" in step}
     assert {"(!(datum.left)) && (datum.E_above)", "(datum.left) && (!(datum.S_above))"} <= filters

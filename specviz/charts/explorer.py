@@ -9,7 +9,10 @@ trace's measured α̂ and c are marked on both.
 
 from __future__ import annotations
 
+import functools
 import itertools
+import json
+from dataclasses import dataclass
 
 import altair as alt
 import pandas as pd
@@ -163,22 +166,43 @@ def plane(measured: pd.DataFrame | None) -> alt.LayerChart:
     return alt.layer(*layers).properties(title=title, width=WIDTH - 60, height=HEIGHT)   # room for the colour legend
 
 
-def measured_frame(trace: Trace | None) -> pd.DataFrame | None:
-    """E and S through the trace's α̂ and c (and its drafter's block) for every γ, its own γ flagged; None when
-    α̂ or a drafter's c is unknown. A drafter that ran no forward pass (prompt lookup, the count tables, retrieval)
-    has c = 0, as the γ sweep prices it (`Study.measured_alpha_c`)."""
+@dataclass(frozen=True)
+class Measured:
+    """What the explorer marks of a trace: its α̂, its drafter's c, its γ and its drafter's block."""
+
+    alpha: float
+    c: float
+    gamma: int
+    block: int
+
+
+def measured_point(trace: Trace | None) -> Measured | None:
+    """The trace's α̂ and c, its γ and block; None when α̂ or a drafter's c is unknown. A drafter that ran no
+    forward pass (prompt lookup, the count tables, retrieval) has c = 0, as the γ sweep prices it
+    (`Study.measured_alpha_c`)."""
     if trace is None:
         return None
     summary = trace.summary()
     no_pass = not any(it.draft_calls for it in trace.iterations)
     if summary.alpha is None or (summary.c is None and not no_pass):
         return None
-    own = min(trace.settings.gamma, MAX_GAMMA)
-    c = 0.0 if no_pass else summary.c
-    label = f"this trace: α̂ = {summary.alpha:.2f}, c = {c:.2f}"
-    frame = pd.DataFrame([{"gamma": g, "alpha": summary.alpha, "own": g == own, "label": label,
-                           "E": theory.expected_tokens(summary.alpha, theory.drafted(g, trace.block)),
-                           "S": theory.walltime_improvement(summary.alpha, g, c, trace.block)}
+    return Measured(summary.alpha, 0.0 if no_pass else summary.c, trace.settings.gamma, trace.block)
+
+
+def measured_frame(trace: Trace | None) -> pd.DataFrame | None:
+    """E and S through the trace's α̂ and c (and its drafter's block) for every γ, its own γ flagged; None when
+    they are unknown (`measured_point`)."""
+    point = measured_point(trace)
+    return None if point is None else frame_at(point)
+
+
+def frame_at(point: Measured) -> pd.DataFrame:
+    """`measured_frame` of a trace measured at `point`."""
+    own = min(point.gamma, MAX_GAMMA)
+    label = f"this trace: α̂ = {point.alpha:.2f}, c = {point.c:.2f}"
+    frame = pd.DataFrame([{"gamma": g, "alpha": point.alpha, "own": g == own, "label": label,
+                           "E": theory.expected_tokens(point.alpha, theory.drafted(g, point.block)),
+                           "S": theory.walltime_improvement(point.alpha, g, point.c, point.block)}
                           for g in range(1, MAX_GAMMA + 1)])
     left = own > LEFT_FROM   # the diamond's label goes on its left (`measured_marks`), spanning the γ before it
     frame["left"] = left
@@ -188,11 +212,20 @@ def measured_frame(trace: Trace | None) -> pd.DataFrame | None:
     return frame
 
 
-def theory_explorer(trace: Trace | None = None) -> alt.VConcatChart:
-    """Leviathan et al.'s curves and the (α, γ) plane, moved by in-chart sliders; `trace` adds its α̂ and c, and
-    starts the block slider at its drafter's block."""
-    measured = measured_frame(trace)
+def theory_explorer(trace: Trace | None = None) -> dict:
+    """Leviathan et al.'s curves and the (α, γ) plane, moved by in-chart sliders, as a Vega-Lite spec; `trace`
+    adds its α̂ and c, and starts the block slider at its drafter's block. The spec is built once per measured
+    point (`explorer_json`): its page runs again at every widget change, and Altair took about a second to build
+    this chart and as long again to check it, on a CPU."""
     block = min(trace.block, MAX_BLOCK) if trace is not None else 0
+    return json.loads(explorer_json(measured_point(trace), block))
+
+
+@functools.lru_cache(maxsize=32)
+def explorer_json(point: Measured | None, block: int) -> str:
+    """The explorer's Vega-Lite spec as JSON, for the trace measured at `point` (None: no trace) and the block
+    slider starting at `block`."""
+    measured = None if point is None else frame_at(point)
     title = ("'α = ' + format(alpha, '.2f') + ',   c = ' + format(c, '.2f') + ',   γ marked = ' + gamma + "
              "(block > 0 ? ',   block B = ' + block : '')")
     if measured is not None:   # the diamonds' numbers, once, on a line of their own: a label beside each would crowd
@@ -200,4 +233,4 @@ def theory_explorer(trace: Trace | None = None) -> alt.VConcatChart:
     return alt.vconcat(curves(measured), plane(measured), spacing=40,
                        params=[p.param for p in explorer_params(*START, block)],
                        title=alt.TitleParams(alt.expr(title)), **vega_look(),
-                       resolve=alt.Resolve(legend=alt.LegendResolveMap(color="independent")))
+                       resolve=alt.Resolve(legend=alt.LegendResolveMap(color="independent"))).to_json()
