@@ -12,7 +12,7 @@ from vega_expression import evaluate
 from vega_spec import units
 
 from specviz import charts, load_trace, theory
-from specviz.charts.explorer import LEFT_FROM, MAX_GAMMA, measured_frame
+from specviz.charts.explorer import LEFT_FROM, MAX_GAMMA, explorer_json, measured_frame
 
 ALPHAS = [0.0, 0.01, 0.3, 0.5, 0.8, 0.95, 0.99, 0.999, 1.0]
 COSTS = [0.0, 0.05, 0.3, 1.0]
@@ -149,3 +149,18 @@ def test_the_diamonds_label_sits_on_the_side_its_curve_leaves_clear():
     spec = charts.theory_explorer(trace)
     filters = {step["filter"] for unit in units(spec) for step in unit.get("transform", []) if "filter" in step}
     assert {"(!(datum.left)) && (datum.E_above)", "(datum.left) && (!(datum.S_above))"} <= filters
+
+
+def test_the_spec_is_built_once_per_measured_point_and_handed_out_fresh():
+    """The Theory page runs again at every widget change: the same trace's spec is not built again, and each
+    caller gets its own copy (Streamlit edits the spec it is handed)."""
+    trace = make_trace()
+    explorer_json.cache_clear()
+    first = charts.theory_explorer(trace)
+    built = explorer_json.cache_info().misses
+    again = charts.theory_explorer(trace)
+    assert explorer_json.cache_info().misses == built and again == first and again is not first
+    first["datasets"].clear()
+    assert charts.theory_explorer(trace)["datasets"]
+    charts.theory_explorer(replace(trace, block=2))   # another block is another spec
+    assert explorer_json.cache_info().misses == built + 1
