@@ -36,7 +36,7 @@ current = state.trace()
 st.markdown(f"Current trace: **{state.describe()}**")
 if current is not None:
     # the file is written when the button is pressed, not at every run of the page (a study is up to a few MB)
-    st.download_button("Download the trace (JSON)", lambda: json.dumps(current.to_dict()),
+    st.download_button("Download the trace (JSON)", lambda trace=current: json.dumps(trace.to_dict()),
                        file_name="specviz-trace.json", mime="application/json", key="download")
 for study in state.studies():
     runs = "; ".join(row.name for row in study.rows())
