@@ -12,7 +12,7 @@ from vega_expression import evaluate
 from vega_spec import units
 
 from specviz import charts, load_trace, theory
-from specviz.charts.explorer import LEFT_FROM, MAX_GAMMA, explorer_json, measured_frame
+from specviz.charts.explorer import LEFT_FROM, MAX_GAMMA, explorer_json, frame_at, measured_point
 
 ALPHAS = [0.0, 0.01, 0.3, 0.5, 0.8, 0.95, 0.99, 0.999, 1.0]
 COSTS = [0.0, 0.05, 0.3, 1.0]
@@ -137,7 +137,7 @@ def test_the_diamonds_label_sits_on_the_side_its_curve_leaves_clear():
     below = {"E": set(), "S": set()}
     for gamma in range(1, MAX_GAMMA + 1):
         trace.settings = replace(trace.settings, gamma=gamma)
-        frame = measured_frame(trace)
+        frame = frame_at(measured_point(trace))
         own = frame[frame["own"]].iloc[0]
         assert own["left"] == (gamma > LEFT_FROM)
         beside = gamma - 1 if own["left"] else gamma + 1

@@ -189,15 +189,8 @@ def measured_point(trace: Trace | None) -> Measured | None:
     return Measured(summary.alpha, 0.0 if no_pass else summary.c, trace.settings.gamma, trace.block)
 
 
-def measured_frame(trace: Trace | None) -> pd.DataFrame | None:
-    """E and S through the trace's α̂ and c (and its drafter's block) for every γ, its own γ flagged; None when
-    they are unknown (`measured_point`)."""
-    point = measured_point(trace)
-    return None if point is None else frame_at(point)
-
-
 def frame_at(point: Measured) -> pd.DataFrame:
-    """`measured_frame` of a trace measured at `point`."""
+    """E and S through a trace's α̂ and c (and its drafter's block) for every γ, its own γ flagged."""
     own = min(point.gamma, MAX_GAMMA)
     label = f"this trace: α̂ = {point.alpha:.2f}, c = {point.c:.2f}"
     frame = pd.DataFrame([{"gamma": g, "alpha": point.alpha, "own": g == own, "label": label,
