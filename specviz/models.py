@@ -8,6 +8,7 @@ read those (well under a second).
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import os
 from dataclasses import dataclass, field
@@ -112,9 +113,6 @@ def encode_prompt(name: str, tokenizer: PreTrainedTokenizerBase, encoder_decoder
     return tokenizer(prompt)["input_ids"]
 
 
-_readers: dict[str, tuple[str, PreTrainedTokenizerBase, bool]] = {}   # path -> (name, tokenizer, encoder-decoder)
-
-
 def prompt_length(name: str | None, prompt: Prompt) -> int | None:
     """The prompt's token count as a run on model `name` (None: the embedded one) encodes it, read with the
     model's tokenizer alone, never its weights, so that a page can refuse a prompt over the host's limit before
@@ -122,15 +120,19 @@ def prompt_length(name: str | None, prompt: Prompt) -> int | None:
     (the embedded model before its first conversion, a hub id not downloaded): the run's own check then refuses
     it (`decoder.checked_prompt`)."""
     name = name or EMBEDDED
-    path = str(converted_dir()) if name == EMBEDDED else name
-    if path not in _readers:
-        try:
-            config = AutoConfig.from_pretrained(path, local_files_only=True)
-            tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True)
-        except (OSError, ValueError):
-            return None
-        _readers[path] = (EMBEDDED_NAME if name == EMBEDDED else name, tokenizer, bool(config.is_encoder_decoder))
-    return len(encode_prompt(*_readers[path], prompt))
+    try:
+        tokenizer, encoder_decoder = _prompt_reader(str(converted_dir()) if name == EMBEDDED else name)
+    except (OSError, ValueError):
+        return None
+    return len(encode_prompt(EMBEDDED_NAME if name == EMBEDDED else name, tokenizer, encoder_decoder, prompt))
+
+
+@functools.lru_cache(maxsize=8)
+def _prompt_reader(path: str) -> tuple[PreTrainedTokenizerBase, bool]:
+    """The tokenizer of the model at `path` (a directory or a downloaded hub id) and whether it is an
+    encoder-decoder, from files already here; a model not here raises, and is looked for again next time."""
+    config = AutoConfig.from_pretrained(path, local_files_only=True)
+    return AutoTokenizer.from_pretrained(path, local_files_only=True), bool(config.is_encoder_decoder)
 
 
 def cache_dir() -> Path:
