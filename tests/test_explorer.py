@@ -4,6 +4,7 @@ specviz.theory on a grid (α = 1 included), the measured trace marked on both vi
 from __future__ import annotations
 
 import itertools
+import json
 from dataclasses import replace
 
 import pytest
@@ -12,7 +13,7 @@ from vega_expression import evaluate
 from vega_spec import units
 
 from specviz import charts, load_trace, theory
-from specviz.charts.explorer import LEFT_FROM, MAX_GAMMA, explorer_json, frame_at, measured_point
+from specviz.charts.explorer import LEFT_FROM, MAX_GAMMA, START, Measured, explorer_json, frame_at, measured_point
 
 ALPHAS = [0.0, 0.01, 0.3, 0.5, 0.8, 0.95, 0.99, 0.999, 1.0]
 COSTS = [0.0, 0.05, 0.3, 1.0]
@@ -164,3 +165,18 @@ def test_the_spec_is_built_once_per_measured_point_and_handed_out_fresh():
     assert charts.theory_explorer(trace)["datasets"]
     charts.theory_explorer(replace(trace, block=2))   # another block is another spec
     assert explorer_json.cache_info().misses == built + 1
+
+
+@pytest.mark.parametrize("point, under", [(Measured(0.88, 0.05, 8, 0), True), (Measured(0.95, 0.05, 10, 0), True),
+                                          (Measured(0.37, 0.06, 2, 0), False), (Measured(0.88, 0.05, 3, 0), False)])
+def test_the_optimums_label_goes_under_the_star_where_the_traces_diamond_sits_over_it(point, under):
+    """At the sliders' start (α 0.8, c 0.05) γ* is 8: a trace drawn above the star within 2 γ of it labels its
+    diamond where the γ* label would stand, so that label moves below the star; elsewhere it stays above."""
+    alpha, c, gamma = START
+    best = theory.optimal_gamma(alpha, c)
+    optimum = {"alpha": alpha, "c": c, "block": 0, "datum.gamma": best,
+               "datum.S": theory.walltime_improvement(alpha, best, c)}
+    labels = [unit for unit in units(json.loads(explorer_json(point, 0)))
+              if unit["mark"].get("dy") in (-30, 30) and unit["mark"]["type"] == "text"]
+    shown = [unit["mark"]["dy"] for unit in labels if evaluate(unit["transform"][-1]["filter"], optimum)]   # its own
+    assert shown == [30 if under else -30]

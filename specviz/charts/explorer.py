@@ -115,13 +115,21 @@ def curves(measured: pd.DataFrame | None) -> alt.VConcatChart:
     optimum = best_gamma(base, []).transform_calculate(label=(
         f"c == 0 && block == 0 ? 'no γ*: at c = 0, S grows with γ' : datum.gamma == {MAX_GAMMA} && block == 0 ? "
         f"'γ* ≥ {MAX_GAMMA}: the chart ends here' : 'γ* = ' + datum.gamma"))
+    # The label goes above the star, or below it where the trace's diamond sits over the star (its γ within 2,
+    # its S higher), whose own label would run into it.
+    under = "false"
+    if measured is not None:
+        own = measured[measured["own"]].iloc[0]
+        under = f"abs(datum.gamma - {own['gamma']}) <= 2 && datum.S <= {own['S']}"
     star = [optimum.transform_filter("c > 0 || block > 0").mark_point(
                 shape=STAR, size=800, filled=True, color=REJECT_COLOR, stroke="#000000", strokeWidth=1,
                 opacity=1).encode(x=x, y="S:Q"),
-            *(optimum.transform_filter(where).mark_text(dy=-30, fontSize=FONT_SIZE, fontWeight="bold",
-                                                        color=REJECT_COLOR, align=align).encode(
-                x=x, y="S:Q", text="label:N") for where, align in (   # a label in the right half ends at its γ
-                (f"datum.gamma <= {MAX_GAMMA // 2}", "center"), (f"datum.gamma > {MAX_GAMMA // 2}", "right"))),
+            *(optimum.transform_filter(f"({where}) && ({side})").mark_text(
+                dy=dy, fontSize=FONT_SIZE, fontWeight="bold", color=REJECT_COLOR, align=align).encode(
+                x=x, y="S:Q", text="label:N")
+              for (where, align), (side, dy) in itertools.product(   # a label in the right half ends at its γ
+                ((f"datum.gamma <= {MAX_GAMMA // 2}", "center"), (f"datum.gamma > {MAX_GAMMA // 2}", "right")),
+                ((f"!({under})", -30), (under, 30)))),
             alt.Chart().mark_rule(strokeDash=[2, 3], color=NEUTRAL, strokeWidth=2).encode(y=alt.datum(1))]
     size = {"width": WIDTH, "height": HEIGHT}
     return alt.vconcat(
