@@ -31,11 +31,8 @@ st.selectbox("Iteration", range(last_iteration + 1), key="lesson_pick", on_chang
              format_func=lambda i: charts.iteration_label(trace.iterations[i]))
 st.caption(charts.default_note(trace))
 
-built = st.session_state.get("lesson_built")   # (trace, index, steps): a click on Next builds no step again
-if built is None or built[0] is not trace or built[1] != st.session_state.lesson_index:
-    built = st.session_state.lesson_built = (trace, st.session_state.lesson_index,
-                                             charts.lesson_steps(trace, st.session_state.lesson_index))
-steps = built[2]
+index = st.session_state.lesson_index   # a click on Prev or Next builds no step again
+steps = state.built_for("lesson_steps", trace, index, lambda: charts.lesson_steps(trace, index))
 at = min(st.session_state.lesson_step, len(steps) - 1)
 
 

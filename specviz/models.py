@@ -124,7 +124,7 @@ def prompt_length(name: str | None, prompt: Prompt) -> int | None:
         tokenizer, encoder_decoder = _prompt_reader(str(converted_dir()) if name == EMBEDDED else name)
     except (OSError, ValueError):
         return None
-    return len(encode_prompt(EMBEDDED_NAME if name == EMBEDDED else name, tokenizer, encoder_decoder, prompt))
+    return len(encode_prompt(display_name(name), tokenizer, encoder_decoder, prompt))
 
 
 @functools.lru_cache(maxsize=8)
@@ -152,6 +152,11 @@ def save_model(folder: Path, model, tokenizer, generation_config) -> None:
     model.save_pretrained(folder)
     tokenizer.save_pretrained(folder)
     generation_config.save_pretrained(folder)
+
+
+def display_name(name: str) -> str:
+    """How a model is named to people: the embedded one by its own name."""
+    return EMBEDDED_NAME if name == EMBEDDED else name
 
 
 def converted_dir() -> Path:
@@ -209,8 +214,7 @@ def load_model(name: str | None = None, device: str | None = None, dtype: str | 
     if eos is None:
         eos = tokenizer.eos_token_id
     eos_ids = frozenset([eos] if isinstance(eos, int) else (eos or []))
-    display = EMBEDDED_NAME if name == EMBEDDED else name
-    return LoadedModel(display, model, tokenizer, dev, torch_dtype, eos_ids)
+    return LoadedModel(display_name(name), model, tokenizer, dev, torch_dtype, eos_ids)
 
 
 def layer_states(hidden_states: tuple[torch.Tensor, ...], layers: tuple[int, ...]) -> torch.Tensor:

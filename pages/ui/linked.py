@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from pages.ui import state
 from specviz import Trace, charts
 from specviz.charts.linked import PICK
 
@@ -29,7 +30,4 @@ def linked_view(trace: Trace, key: str) -> None:
 def _chart(trace: Trace):
     """The view of `trace`, built once per trace (about 0.2 s for 512 tokens) rather than on every
     rerun of the page; a trace still growing is rebuilt when it has more iterations."""
-    cached = st.session_state.get("linked_chart")
-    if cached is None or cached[0] is not trace or cached[1] != len(trace.iterations):
-        cached = st.session_state.linked_chart = (trace, len(trace.iterations), charts.linked_view(trace))
-    return cached[2]
+    return state.built_for("linked_chart", trace, len(trace.iterations), lambda: charts.linked_view(trace))

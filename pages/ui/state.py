@@ -7,6 +7,9 @@ loses nothing, and running or loading anything switches to them.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import streamlit as st
 
 from specviz import Trace
@@ -89,6 +92,16 @@ def _example(name: str) -> tuple[Trace, dict[str, Study]]:
 
 def trace() -> Trace | None:
     return st.session_state.get("trace") if shown() == LIVE else _example(shown())[0]
+
+
+def built_for(key: str, trace: Trace, version: Any, build: Callable[[], Any]) -> Any:
+    """What `build()` made for `trace` at `version` (an iteration, a trace's length), kept in session state under
+    `key` and built again only when the trace or the version changes: a page runs again at every click, and its
+    figures for the same trace are the same."""
+    kept = st.session_state.get(key)
+    if kept is None or kept[0] is not trace or kept[1] != version:
+        kept = st.session_state[key] = (trace, version, build())
+    return kept[2]
 
 
 def set_trace(new: Trace, source: str) -> None:
